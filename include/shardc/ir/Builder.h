@@ -1,0 +1,37 @@
+// Builds ops into a function; result types come from each op's shape rule.
+#pragma once
+
+#include "shardc/ir/IR.h"
+
+#include <string>
+#include <string_view>
+
+namespace shardc {
+
+class Builder {
+public:
+  explicit Builder(Function& f) : f_(f), pos_(f.ops().end()) {}
+
+  void setInsertionPointToEnd() { pos_ = f_.ops().end(); }
+  void setInsertionPoint(Op* before) { pos_ = f_.position(before); }
+  void setLoc(Loc loc) { loc_ = loc; }
+  Function& function() { return f_; }
+
+  // Creates an op, filling default attributes and inferring result types. On invalid input
+  // returns nullptr and sets `error` (for importers, whose input is the user's model).
+  Op* tryCreate(std::string_view opName, std::vector<Value*> operands, AttrDict attrs,
+                std::string& error);
+  // As tryCreate, for callers that guarantee valid input: failure is a compiler bug.
+  Op* create(std::string_view opName, std::vector<Value*> operands, AttrDict attrs = {});
+  // Single-result shorthand.
+  Value* value(std::string_view opName, std::vector<Value*> operands, AttrDict attrs = {}) {
+    return create(opName, std::move(operands), std::move(attrs))->result(0);
+  }
+
+private:
+  Function& f_;
+  Function::OpList::iterator pos_;
+  Loc loc_;
+};
+
+} // namespace shardc

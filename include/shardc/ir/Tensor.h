@@ -1,0 +1,55 @@
+// A host tensor: a tensor type and its elements, row-major, in the dtype's own
+// little-endian layout (f16/bf16 as raw 16-bit patterns, i1 as one byte 0/1).
+// Used for constants in the IR, for interpreter values and for .npy files.
+#pragma once
+
+#include "shardc/ir/Types.h"
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace shardc {
+
+class Tensor {
+public:
+  Tensor() = default;
+  explicit Tensor(TensorType type);
+
+  const TensorType& type() const { return type_; }
+  DType dtype() const { return type_.dtype; }
+  const Shape& shape() const { return type_.shape; }
+  int64_t numel() const { return type_.numel(); }
+  const uint8_t* data() const { return bytes_.data(); }
+  uint8_t* data() { return bytes_.data(); }
+  size_t byteSize() const { return bytes_.size(); }
+
+  // Element access through the widest type of the dtype's family. Floats read and written
+  // as double (writes round to the dtype); integers and bools as int64 (writes truncate to
+  // i32 / map non-zero to 1 for i1).
+  double getDouble(int64_t i) const;
+  int64_t getInt(int64_t i) const;
+  void setDouble(int64_t i, double v);
+  void setInt(int64_t i, int64_t v);
+
+  // Whole-tensor conversions used by the reference kernels.
+  std::vector<double> toDoubles() const;
+  std::vector<int64_t> toInts() const;
+  static Tensor fromDoubles(TensorType type, const std::vector<double>& values);
+  static Tensor fromInts(TensorType type, const std::vector<int64_t>& values);
+
+  // Same type and bitwise-identical elements.
+  bool identical(const Tensor& other) const;
+
+private:
+  TensorType type_;
+  std::vector<uint8_t> bytes_;
+};
+
+// IEEE half and bfloat16 conversions, round to nearest even.
+uint16_t floatToHalf(float f);
+float halfToFloat(uint16_t h);
+uint16_t floatToBF16(float f);
+float bf16ToFloat(uint16_t b);
+
+} // namespace shardc

@@ -1,0 +1,73 @@
+// The op registry: one entry per op holding everything shardc knows about it.
+// Adding an op means adding one OpDef (see lib/ops/*.cpp) plus its tests.
+#pragma once
+
+#include "shardc/ir/Attribute.h"
+#include "shardc/ir/Tensor.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  std::optional<Attr> defaultValue; // nullopt: the attribute is required
+};
+
+// What shape rules and cost formulas see: operand types and attributes. The op itself
+// need not exist yet, so the builder, parser and verifier all share one rule.
+struct OpSig {
+  const std::vector<TensorType>& operands;
+  const AttrDict& attrs;
+};
+
+// Returns "" on success (filling `results`), or a message saying what is wrong.
+using ShapeFn = std::function<std::string(const OpSig&, std::vector<TensorType>& results)>;
+using CostFn = std::function<double(const OpSig&, const std::vector<TensorType>& results)>;
+
+struct KernelArgs {
+  const std::vector<const Tensor*>& inputs;
+  const AttrDict& attrs;
+  const std::vector<TensorType>& resultTypes;
+};
+// Reference CPU kernel; throws shardc::Error for data-dependent failures.
+using KernelFn = std::function<std::vector<Tensor>(const KernelArgs&)>;
+
+struct OpDef {
+  std::string name;
+  std::string summary;
+  int minOperands = 1;
+  int maxOperands = 1; // -1: any number
+  std::vector<AttrSpec> attrs;
+  ShapeFn inferTypes;
+  CostFn flops;  // floating-point operations; default 0
+  CostFn bytes;  // bytes moved; default: all operands read once, all results written once
+  KernelFn kernel;
+  // Later stages add: the factor-based sharding rule and the gradient rule.
+
+  double flopCount(const OpSig& sig, const std::vector<TensorType>& results) const;
+  double byteCount(const OpSig& sig, const std::vector<TensorType>& results) const;
+};
+
+class OpRegistry {
+public:
+  static const OpRegistry& get();
+  const OpDef* lookup(std::string_view name) const;
+  const std::vector<std::unique_ptr<OpDef>>& all() const { return defs_; }
+  void add(OpDef def);
+
+private:
+  std::vector<std::unique_ptr<OpDef>> defs_;
+};
+
+// Checks an op's arity and attributes against its schema, fills defaulted attributes,
+// widens integer literals where a float is expected, and runs the shape rule.
+// Returns "" on success, else a message naming what is wrong.
+std::string checkOp(const OpDef& def, const std::vector<TensorType>& operands, AttrDict& attrs,
+                    std::vector<TensorType>& results);
+
+} // namespace shardc

@@ -1,0 +1,17 @@
+// The reference interpreter: runs a function op by op with the registry's reference
+// kernels. Simple and obviously correct; the oracle every transformation is checked against.
+#pragma once
+
+#include "shardc/ir/Tensor.h"
+
+#include <vector>
+
+namespace shardc {
+class Function;
+
+// Runs `f` on `args` (one per argument, types must match: checked, throws shardc::Error).
+// Returns one tensor per function result. Kernel failures are rethrown as shardc::Error
+// naming the op and its location.
+std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args);
+
+} // namespace shardc

@@ -1,0 +1,19 @@
+// Reading and writing numpy .npy files (format versions 1.0 to 3.0, little-endian,
+// C order): f32, f64, f16, i64, i32 and bool. bfloat16 has no numpy dtype and is
+// written as f32.
+#pragma once
+
+#include "shardc/ir/Tensor.h"
+
+#include <string>
+
+namespace shardc {
+
+// Throws shardc::Error naming the file and what is wrong with it.
+Tensor readNpy(const std::string& path);
+Tensor parseNpy(const std::string& bytes, const std::string& path);
+// Writes atomically (temporary file, then rename). Throws shardc::Error on I/O failure.
+void writeNpy(const std::string& path, const Tensor& t);
+std::string serializeNpy(const Tensor& t);
+
+} // namespace shardc

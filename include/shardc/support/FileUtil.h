@@ -1,0 +1,13 @@
+// File helpers: whole-file reads and atomic writes (temporary file, then rename), so a
+// failed or interrupted run never leaves a half-written output behind.
+#pragma once
+
+#include <string>
+
+namespace shardc {
+
+// Throws shardc::Error naming the path.
+std::string readFile(const std::string& path);
+void writeFileAtomic(const std::string& path, const std::string& contents);
+
+} // namespace shardc

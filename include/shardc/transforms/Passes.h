@@ -1,0 +1,31 @@
+// Function-level IR passes, registered by name for shardc-opt and the compiler driver.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace shardc {
+class Function;
+
+// A pass rewrites one function; it returns whether anything changed.
+struct PassInfo {
+  std::string name;
+  std::string summary;
+  std::function<bool(Function&)> run;
+};
+
+const std::vector<PassInfo>& allPasses();
+const PassInfo* findPass(const std::string& name);
+
+// Folds ops whose operands are all constants (results up to kFoldLimit elements) and
+// applies algebraic simplifications (identity transpose/reshape/cast/slice/broadcast,
+// transpose of transpose, reshape of reshape, single-piece concat/split).
+bool canonicalize(Function& f);
+inline constexpr int64_t kFoldLimit = int64_t(1) << 20;
+// Removes ops whose results are unused (every op is free of side effects).
+bool eliminateDeadCode(Function& f);
+// Replaces an op by an earlier identical one (same op, operands, attributes).
+bool eliminateCommonSubexpressions(Function& f);
+
+} // namespace shardc

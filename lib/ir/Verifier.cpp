@@ -1,0 +1,85 @@
+#include "shardc/ir/Verifier.h"
+
+#include "shardc/ir/Diagnostics.h"
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
+
+#include <unordered_set>
+
+namespace shardc {
+
+std::string verifyOpSignature(const OpDef& def, const std::vector<TensorType>& operands,
+                              AttrDict& attrs, const std::vector<TensorType>& declared) {
+  std::vector<TensorType> inferred;
+  std::string err = checkOp(def, operands, attrs, inferred);
+  if (!err.empty()) return err;
+  if (inferred.size() != declared.size())
+    return "has " + std::to_string(inferred.size()) + " result" +
+           (inferred.size() == 1 ? "" : "s") + ", but " + std::to_string(declared.size()) +
+           (declared.size() == 1 ? " is" : " are") + " declared";
+  for (size_t i = 0; i < inferred.size(); ++i)
+    if (inferred[i] != declared[i])
+      return "result " + std::to_string(i) + " is declared " + declared[i].str() +
+             ", but the shape rule gives " + inferred[i].str();
+  return "";
+}
+
+bool verifyFunction(const Function& f, DiagEngine& diags) {
+  size_t before = diags.diagnostics().size();
+  std::unordered_set<const Value*> defined;
+  std::unordered_set<std::string> argNames;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    const Value* a = f.argument(i);
+    if (a->name().empty())
+      diags.error(f.loc(), "argument " + std::to_string(i) + " of @" + f.name() + " has no name");
+    else if (!argNames.insert(a->name()).second)
+      diags.error(f.loc(), "argument name '" + a->name() + "' is used twice in @" + f.name());
+    if (!checkedNumel(a->type().shape))
+      diags.error(f.loc(), "argument '" + a->name() + "' has an invalid shape");
+    defined.insert(a);
+  }
+  for (const auto& op : f.ops()) {
+    std::vector<TensorType> operandTypes, declared;
+    bool ok = true;
+    for (size_t i = 0; i < op->numOperands(); ++i) {
+      if (!defined.count(op->operand(i))) {
+        diags.error(op->loc(), "'" + op->name() + "' op operand " + std::to_string(i) +
+                                   " is used before it is defined");
+        ok = false;
+      }
+      operandTypes.push_back(op->operand(i)->type());
+    }
+    for (size_t i = 0; i < op->numResults(); ++i) declared.push_back(op->result(i)->type());
+    AttrDict attrs = op->attrs();
+    std::string err = ok ? verifyOpSignature(op->def(), operandTypes, attrs, declared) : "";
+    if (!err.empty()) diags.error(op->loc(), "'" + op->name() + "' op " + err);
+    else if (ok && !(attrs == op->attrs()))
+      diags.error(op->loc(), "'" + op->name() + "' op is missing defaulted attributes");
+    for (size_t i = 0; i < op->numResults(); ++i) defined.insert(op->result(i));
+  }
+  std::unordered_set<std::string> resultNames;
+  if (f.results().empty()) diags.error(f.loc(), "@" + f.name() + " returns nothing");
+  for (const auto& r : f.results()) {
+    if (r.name.empty()) diags.error(f.loc(), "a result of @" + f.name() + " has no name");
+    else if (!resultNames.insert(r.name).second)
+      diags.error(f.loc(), "result name '" + r.name + "' is used twice in @" + f.name());
+    if (!defined.count(r.value))
+      diags.error(f.loc(), "result '" + r.name + "' of @" + f.name() + " is not defined");
+  }
+  return diags.diagnostics().size() == before;
+}
+
+bool verifyModule(const Module& m, DiagEngine& diags) {
+  bool ok = true;
+  std::unordered_set<std::string> names;
+  for (const auto& f : m.functions()) {
+    if (!names.insert(f->name()).second) {
+      diags.error(f->loc(), "function @" + f->name() + " is defined twice");
+      ok = false;
+    }
+    ok &= verifyFunction(*f, diags);
+  }
+  return ok;
+}
+
+} // namespace shardc

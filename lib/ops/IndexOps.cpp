@@ -1,0 +1,114 @@
+// Ops that create or index tensors: constant, iota, gather.
+#include "OpFamilies.h"
+#include "OpUtil.h"
+
+#include "shardc/support/Error.h"
+
+#include <cstring>
+
+namespace shardc {
+namespace {
+using namespace ops;
+
+void registerConstant(OpRegistry& r) {
+  OpDef d;
+  d.name = "constant";
+  d.summary = "a literal tensor";
+  d.minOperands = d.maxOperands = 0;
+  d.attrs = {{"value", AttrKind::Tensor, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    res = {sig.attrs.getTensor("value").type()};
+    return std::string();
+  };
+  d.bytes = [](const OpSig&, const std::vector<TensorType>& res) {
+    return static_cast<double>(res[0].bytes());
+  };
+  d.kernel = [](const KernelArgs& a) { return std::vector<Tensor>{a.attrs.getTensor("value")}; };
+  r.add(std::move(d));
+}
+
+void registerIota(OpRegistry& r) {
+  OpDef d;
+  d.name = "iota";
+  d.summary = "tensor whose element is its index along `axis`";
+  d.minOperands = d.maxOperands = 0;
+  d.attrs = {{"shape", AttrKind::Ints, std::nullopt},
+             {"axis", AttrKind::Int, Attr(0)},
+             {"dtype", AttrKind::Type, Attr(DType::I64)}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const auto& shape = sig.attrs.getInts("shape");
+    if (!checkedNumel(shape))
+      return "shape " + shapeStr(shape) + " has a negative or too large dimension";
+    int64_t axis;
+    std::string err = axisAttr(sig, "axis", static_cast<int64_t>(shape.size()), axis);
+    if (!err.empty()) return err;
+    DType t = sig.attrs.getType("dtype");
+    if (isBool(t)) return std::string("iota cannot produce i1");
+    res = {TensorType{t, shape}};
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const TensorType& rt = a.resultTypes[0];
+    int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), rt.rank());
+    auto strides = rowMajorStrides(rt.shape);
+    Tensor out(rt);
+    for (int64_t i = 0; i < rt.numel(); ++i)
+      out.setInt(i, (i / strides[static_cast<size_t>(axis)]) % rt.shape[static_cast<size_t>(axis)]);
+    return std::vector<Tensor>{std::move(out)};
+  };
+  r.add(std::move(d));
+}
+
+void registerGather(OpRegistry& r) {
+  OpDef d;
+  d.name = "gather";
+  d.summary = "take slices of data along `axis` at integer indices (embedding lookup); "
+              "result dims: data[:axis] + indices + data[axis+1:]; negative indices count "
+              "from the end";
+  d.minOperands = d.maxOperands = 2;
+  d.attrs = {{"axis", AttrKind::Int, Attr(0)}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType &x = sig.operands[0], &idx = sig.operands[1];
+    if (!isInteger(idx.dtype)) return "gather indices must be i32 or i64, got " + idx.str();
+    int64_t axis;
+    std::string err = axisAttr(sig, "axis", x.rank(), axis);
+    if (!err.empty()) return err;
+    Shape out(x.shape.begin(), x.shape.begin() + axis);
+    out.insert(out.end(), idx.shape.begin(), idx.shape.end());
+    out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
+    res = {TensorType{x.dtype, out}};
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor &x = *a.inputs[0], &idx = *a.inputs[1];
+    int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), x.type().rank());
+    int64_t outer = 1, inner = 1, n = x.shape()[static_cast<size_t>(axis)];
+    for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[static_cast<size_t>(i)];
+    for (size_t i = static_cast<size_t>(axis) + 1; i < x.shape().size(); ++i) inner *= x.shape()[i];
+    size_t es = dtypeSize(x.dtype()), row = static_cast<size_t>(inner) * es;
+    Tensor out(a.resultTypes[0]);
+    int64_t k = idx.numel();
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t i = idx.getInt(j);
+      if (i < -n || i >= n)
+        throw Error("gather index " + std::to_string(i) + " at position " + std::to_string(j) +
+                    " is out of range for a dimension of size " + std::to_string(n));
+      if (i < 0) i += n;
+      for (int64_t o = 0; o < outer && row; ++o)
+        std::memcpy(out.data() + static_cast<size_t>(o * k + j) * row,
+                    x.data() + static_cast<size_t>(o * n + i) * row, row);
+    }
+    return std::vector<Tensor>{std::move(out)};
+  };
+  r.add(std::move(d));
+}
+
+} // namespace
+
+void registerIndexOps(OpRegistry& r) {
+  registerConstant(r);
+  registerIota(r);
+  registerGather(r);
+}
+
+} // namespace shardc

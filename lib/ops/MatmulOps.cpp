@@ -1,0 +1,80 @@
+// matmul: [..., m, k] x [..., k, n] -> [..., m, n] with numpy broadcasting of batch dims.
+#include "OpFamilies.h"
+#include "OpUtil.h"
+
+namespace shardc {
+namespace {
+using namespace ops;
+
+std::string matmulRule(const OpSig& sig, std::vector<TensorType>& res) {
+  const TensorType &a = sig.operands[0], &b = sig.operands[1];
+  if (a.dtype != b.dtype)
+    return "matmul operands must have the same element type, got " + a.str() + " and " + b.str();
+  if (!isFloat(a.dtype) && !isInteger(a.dtype))
+    return "matmul needs numeric operands, got " + a.str();
+  if (a.rank() < 2 || b.rank() < 2)
+    return "matmul operands must have rank >= 2, got " + a.str() + " and " + b.str();
+  int64_t k = a.shape.back(), k2 = b.shape[b.shape.size() - 2];
+  if (k != k2)
+    return "matmul contracting dimensions differ: " + a.str() + " has " + std::to_string(k) +
+           ", " + b.str() + " has " + std::to_string(k2);
+  Shape ab(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2), out;
+  std::string err = broadcastShapes(ab, bb, out);
+  if (!err.empty()) return "matmul batch dimensions: " + err;
+  out.push_back(a.shape[a.shape.size() - 2]);
+  out.push_back(b.shape.back());
+  res = {TensorType{a.dtype, out}};
+  return "";
+}
+
+double matmulFlops(const OpSig& sig, const std::vector<TensorType>& res) {
+  int64_t k = sig.operands[0].shape.back();
+  return 2.0 * numelD(res[0]) * static_cast<double>(k);
+}
+
+template <typename T>
+std::vector<T> matmulKernel(const Shape& as, const std::vector<T>& a, const Shape& bs,
+                            const std::vector<T>& b, const Shape& out) {
+  size_t r = out.size();
+  int64_t m = out[r - 2], n = out[r - 1], k = as.back();
+  Shape batch(out.begin(), out.end() - 2);
+  Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
+  auto ia = broadcastIndexMap(batch, abatch), ib = broadcastIndexMap(batch, bbatch);
+  std::vector<T> c(static_cast<size_t>(numel(out)), T(0));
+  for (size_t bi = 0; bi < ia.size(); ++bi) {
+    const T* pa = a.data() + ia[bi] * m * k;
+    const T* pb = b.data() + ib[bi] * k * n;
+    T* pc = c.data() + static_cast<int64_t>(bi) * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) {
+        T av = pa[i * k + p];
+        const T* rowb = pb + p * n;
+        T* rowc = pc + i * n;
+        for (int64_t j = 0; j < n; ++j) rowc[j] += av * rowb[j];
+      }
+  }
+  return c;
+}
+
+} // namespace
+
+void registerMatmulOps(OpRegistry& r) {
+  OpDef d;
+  d.name = "matmul";
+  d.summary = "matrix product over the last two dims, batch dims broadcast";
+  d.minOperands = d.maxOperands = 2;
+  d.inferTypes = matmulRule;
+  d.flops = matmulFlops;
+  d.kernel = [](const KernelArgs& args) {
+    const Tensor &a = *args.inputs[0], &b = *args.inputs[1];
+    const TensorType& rt = args.resultTypes[0];
+    if (isFloat(a.dtype()))
+      return std::vector<Tensor>{Tensor::fromDoubles(
+          rt, matmulKernel(a.shape(), a.toDoubles(), b.shape(), b.toDoubles(), rt.shape))};
+    return std::vector<Tensor>{Tensor::fromInts(
+        rt, matmulKernel(a.shape(), a.toInts(), b.shape(), b.toInts(), rt.shape))};
+  };
+  r.add(std::move(d));
+}
+
+} // namespace shardc

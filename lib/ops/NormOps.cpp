@@ -1,0 +1,117 @@
+// Normalizations along axes: softmax, log_softmax, layer_norm.
+#include "OpFamilies.h"
+#include "OpUtil.h"
+
+#include <cmath>
+
+namespace shardc {
+namespace {
+using namespace ops;
+
+// Splits `shape` around `axis` into outer x n x inner.
+void splitAround(const Shape& shape, int64_t axis, int64_t& outer, int64_t& n, int64_t& inner) {
+  outer = inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= shape[static_cast<size_t>(i)];
+  n = shape[static_cast<size_t>(axis)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < shape.size(); ++i) inner *= shape[i];
+}
+
+void registerSoftmax(OpRegistry& r, const char* name, bool logForm) {
+  OpDef d;
+  d.name = name;
+  d.summary = logForm ? "log of softmax along one axis" : "softmax along one axis";
+  d.attrs = {{"axis", AttrKind::Int, Attr(-1)}};
+  d.inferTypes = [name](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    if (!isFloat(x.dtype)) return std::string(name) + " needs a floating-point operand, got " + x.str();
+    int64_t axis;
+    std::string err = axisAttr(sig, "axis", x.rank(), axis);
+    if (!err.empty()) return err;
+    res = {x};
+    return std::string();
+  };
+  d.flops = flopsPerResultElement(5);
+  d.kernel = [logForm](const KernelArgs& a) {
+    const Tensor& x = *a.inputs[0];
+    int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), x.type().rank());
+    int64_t outer, n, inner;
+    splitAround(x.shape(), axis, outer, n, inner);
+    std::vector<double> v = x.toDoubles();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        auto at = [&](int64_t j) -> double& { return v[static_cast<size_t>((o * n + j) * inner + in)]; };
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < n; ++j) mx = std::max(mx, at(j));
+        double sum = 0;
+        for (int64_t j = 0; j < n; ++j) sum += std::exp(at(j) - mx);
+        for (int64_t j = 0; j < n; ++j)
+          at(j) = logForm ? at(j) - mx - std::log(sum) : std::exp(at(j) - mx) / sum;
+      }
+    return std::vector<Tensor>{Tensor::fromDoubles(x.type(), v)};
+  };
+  r.add(std::move(d));
+}
+
+void registerLayerNorm(OpRegistry& r) {
+  OpDef d;
+  d.name = "layer_norm";
+  d.summary = "normalize over dims [axis, rank), then * scale + bias (scale and bias optional)";
+  d.minOperands = 1;
+  d.maxOperands = 3;
+  d.attrs = {{"axis", AttrKind::Int, Attr(-1)}, {"epsilon", AttrKind::Float, Attr(1e-5)}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    if (!isFloat(x.dtype)) return "layer_norm needs a floating-point operand, got " + x.str();
+    int64_t axis;
+    std::string err = axisAttr(sig, "axis", x.rank(), axis);
+    if (!err.empty()) return err;
+    TensorType norm{x.dtype, Shape(x.shape.begin() + axis, x.shape.end())};
+    for (size_t i = 1; i < sig.operands.size(); ++i)
+      if (sig.operands[i] != norm)
+        return std::string(i == 1 ? "scale" : "bias") + " must be " + norm.str() +
+               " (the normalized dims of " + x.str() + "), got " + sig.operands[i].str();
+    if (sig.attrs.getFloat("epsilon") < 0) return std::string("epsilon must be >= 0");
+    res = {x};
+    return std::string();
+  };
+  d.flops = flopsPerResultElement(8);
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor& x = *a.inputs[0];
+    int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), x.type().rank());
+    int64_t inner = 1;
+    for (size_t i = static_cast<size_t>(axis); i < x.shape().size(); ++i) inner *= x.shape()[i];
+    int64_t outer = inner ? x.numel() / inner : 0;
+    double eps = a.attrs.getFloat("epsilon");
+    std::vector<double> v = x.toDoubles();
+    std::vector<double> scale, bias;
+    if (a.inputs.size() > 1) scale = a.inputs[1]->toDoubles();
+    if (a.inputs.size() > 2) bias = a.inputs[2]->toDoubles();
+    for (int64_t o = 0; o < outer; ++o) {
+      double* row = v.data() + o * inner;
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < inner; ++j) mean += row[j];
+      mean /= static_cast<double>(inner);
+      for (int64_t j = 0; j < inner; ++j) var += (row[j] - mean) * (row[j] - mean);
+      var /= static_cast<double>(inner);
+      double inv = 1.0 / std::sqrt(var + eps);
+      for (int64_t j = 0; j < inner; ++j) {
+        double y = (row[j] - mean) * inv;
+        if (!scale.empty()) y *= scale[static_cast<size_t>(j)];
+        if (!bias.empty()) y += bias[static_cast<size_t>(j)];
+        row[j] = y;
+      }
+    }
+    return std::vector<Tensor>{Tensor::fromDoubles(x.type(), v)};
+  };
+  r.add(std::move(d));
+}
+
+} // namespace
+
+void registerNormOps(OpRegistry& r) {
+  registerSoftmax(r, "softmax", false);
+  registerSoftmax(r, "log_softmax", true);
+  registerLayerNorm(r);
+}
+
+} // namespace shardc

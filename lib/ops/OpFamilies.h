@@ -1,0 +1,13 @@
+// Registration entry points, one per file of op definitions.
+#pragma once
+
+namespace shardc {
+class OpRegistry;
+void registerElementwiseOps(OpRegistry& r);
+void registerMatmulOps(OpRegistry& r);
+void registerReduceOps(OpRegistry& r);
+void registerNormOps(OpRegistry& r);
+void registerShapeOps(OpRegistry& r);
+void registerIndexOps(OpRegistry& r);
+void registerConvOps(OpRegistry& r);
+} // namespace shardc

@@ -1,0 +1,285 @@
+// Data-movement ops that only rearrange elements: transpose, reshape, broadcast, slice,
+// concat, split. Kernels copy raw elements, so they work for every dtype.
+#include "OpFamilies.h"
+#include "OpUtil.h"
+
+#include <cstring>
+#include <numeric>
+
+namespace shardc {
+namespace {
+using namespace ops;
+
+// out[i] = in[map[i]] elementwise, for any dtype.
+Tensor gatherElements(const Tensor& in, const TensorType& outType,
+                      const std::vector<int64_t>& map) {
+  Tensor out(outType);
+  size_t es = dtypeSize(in.dtype());
+  for (size_t i = 0; i < map.size(); ++i)
+    std::memcpy(out.data() + i * es, in.data() + static_cast<size_t>(map[i]) * es, es);
+  return out;
+}
+
+// Flat input index of every element of a strided view: out index -> sum(idx*stride)+offset.
+std::vector<int64_t> viewIndexMap(const Shape& outShape, const std::vector<int64_t>& strides,
+                                  int64_t offset) {
+  std::vector<int64_t> map(static_cast<size_t>(numel(outShape)));
+  std::vector<int64_t> idx(outShape.size(), 0);
+  int64_t pos = offset;
+  for (size_t k = 0; k < map.size(); ++k) {
+    map[k] = pos;
+    for (size_t d = outShape.size(); d-- > 0;) {
+      pos += strides[d];
+      if (++idx[d] < outShape[d]) break;
+      pos -= strides[d] * outShape[d];
+      idx[d] = 0;
+    }
+  }
+  return map;
+}
+
+std::string checkShapeAttr(const std::vector<int64_t>& shape) {
+  if (!checkedNumel(shape)) return "shape " + shapeStr(shape) + " has a negative or too large dimension";
+  return "";
+}
+
+void registerTranspose(OpRegistry& r) {
+  OpDef d;
+  d.name = "transpose";
+  d.summary = "permute dims: result dim i is operand dim perm[i]";
+  d.attrs = {{"perm", AttrKind::Ints, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    const auto& perm = sig.attrs.getInts("perm");
+    if (static_cast<int64_t>(perm.size()) != x.rank())
+      return "perm has " + std::to_string(perm.size()) + " entries for an operand of rank " +
+             std::to_string(x.rank());
+    std::vector<bool> seen(perm.size(), false);
+    Shape out;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= x.rank() || seen[static_cast<size_t>(p)])
+        return "perm " + shapeStr(perm) + " is not a permutation of 0.." + std::to_string(x.rank() - 1);
+      seen[static_cast<size_t>(p)] = true;
+      out.push_back(x.shape[static_cast<size_t>(p)]);
+    }
+    res = {TensorType{x.dtype, out}};
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor& x = *a.inputs[0];
+    const auto& perm = a.attrs.getInts("perm");
+    auto inStrides = rowMajorStrides(x.shape());
+    std::vector<int64_t> strides;
+    for (int64_t p : perm) strides.push_back(inStrides[static_cast<size_t>(p)]);
+    const TensorType& rt = a.resultTypes[0];
+    return std::vector<Tensor>{gatherElements(x, rt, viewIndexMap(rt.shape, strides, 0))};
+  };
+  r.add(std::move(d));
+}
+
+void registerReshape(OpRegistry& r) {
+  OpDef d;
+  d.name = "reshape";
+  d.summary = "same elements in row-major order, new shape";
+  d.attrs = {{"shape", AttrKind::Ints, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    const auto& shape = sig.attrs.getInts("shape");
+    std::string err = checkShapeAttr(shape);
+    if (!err.empty()) return err;
+    if (numel(shape) != x.numel())
+      return "cannot reshape " + x.str() + " (" + std::to_string(x.numel()) + " elements) to " +
+             shapeStr(shape) + " (" + std::to_string(numel(shape)) + " elements)";
+    res = {TensorType{x.dtype, shape}};
+    return std::string();
+  };
+  d.bytes = [](const OpSig&, const std::vector<TensorType>&) { return 0.0; };
+  d.kernel = [](const KernelArgs& a) {
+    Tensor out(a.resultTypes[0]);
+    std::memcpy(out.data(), a.inputs[0]->data(), out.byteSize());
+    return std::vector<Tensor>{std::move(out)};
+  };
+  r.add(std::move(d));
+}
+
+void registerBroadcast(OpRegistry& r) {
+  OpDef d;
+  d.name = "broadcast";
+  d.summary = "numpy broadcast_to: repeat size-1 and missing leading dims to `shape`";
+  d.attrs = {{"shape", AttrKind::Ints, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    const auto& shape = sig.attrs.getInts("shape");
+    std::string err = checkShapeAttr(shape);
+    if (!err.empty()) return err;
+    Shape out;
+    err = broadcastShapes(x.shape, shape, out);
+    if (!err.empty() || out != shape)
+      return "cannot broadcast " + x.str() + " to " + shapeStr(shape);
+    res = {TensorType{x.dtype, shape}};
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const TensorType& rt = a.resultTypes[0];
+    return std::vector<Tensor>{
+        gatherElements(*a.inputs[0], rt, broadcastIndexMap(rt.shape, a.inputs[0]->shape()))};
+  };
+  r.add(std::move(d));
+}
+
+void registerSlice(OpRegistry& r) {
+  OpDef d;
+  d.name = "slice";
+  d.summary = "elements start[i] <= j < limit[i] with step stride[i] > 0, per dim";
+  d.attrs = {{"start", AttrKind::Ints, std::nullopt},
+             {"limit", AttrKind::Ints, std::nullopt},
+             {"stride", AttrKind::Ints, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    const auto &start = sig.attrs.getInts("start"), &limit = sig.attrs.getInts("limit"),
+               &stride = sig.attrs.getInts("stride");
+    size_t rank = x.shape.size();
+    if (start.size() != rank || limit.size() != rank || stride.size() != rank)
+      return "start, limit and stride need one entry per dim of " + x.str();
+    Shape out;
+    for (size_t i = 0; i < rank; ++i) {
+      if (stride[i] <= 0) return "stride of dim " + std::to_string(i) + " must be positive";
+      if (start[i] < 0 || start[i] > limit[i] || limit[i] > x.shape[i])
+        return "dim " + std::to_string(i) + ": need 0 <= start (" + std::to_string(start[i]) +
+               ") <= limit (" + std::to_string(limit[i]) + ") <= " + std::to_string(x.shape[i]);
+      out.push_back((limit[i] - start[i] + stride[i] - 1) / stride[i]);
+    }
+    res = {TensorType{x.dtype, out}};
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor& x = *a.inputs[0];
+    const auto &start = a.attrs.getInts("start"), &stride = a.attrs.getInts("stride");
+    auto inStrides = rowMajorStrides(x.shape());
+    int64_t offset = 0;
+    std::vector<int64_t> strides;
+    for (size_t i = 0; i < inStrides.size(); ++i) {
+      offset += start[i] * inStrides[i];
+      strides.push_back(stride[i] * inStrides[i]);
+    }
+    const TensorType& rt = a.resultTypes[0];
+    if (rt.numel() == 0) return std::vector<Tensor>{Tensor(rt)};
+    return std::vector<Tensor>{gatherElements(x, rt, viewIndexMap(rt.shape, strides, offset))};
+  };
+  r.add(std::move(d));
+}
+
+// Copies `len` positions along `axis`: src[..., srcAt + j, ...] -> dst[..., dstAt + j, ...].
+// src and dst agree in every dim before `axis` and after it.
+void copyAlongAxis(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt, int64_t axis,
+                   int64_t len) {
+  const Shape& s = src.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= s[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];
+  int64_t sn = s[static_cast<size_t>(axis)], dn = dst.shape()[static_cast<size_t>(axis)];
+  size_t es = dtypeSize(src.dtype()), chunk = static_cast<size_t>(len * inner) * es;
+  if (chunk == 0) return;
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst.data() + static_cast<size_t>((o * dn + dstAt) * inner) * es,
+                src.data() + static_cast<size_t>((o * sn + srcAt) * inner) * es, chunk);
+}
+
+void registerConcat(OpRegistry& r) {
+  OpDef d;
+  d.name = "concat";
+  d.summary = "join operands along one axis";
+  d.maxOperands = -1;
+  d.attrs = {{"axis", AttrKind::Int, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    int64_t axis;
+    std::string err = axisAttr(sig, "axis", x.rank(), axis);
+    if (!err.empty()) return err;
+    Shape out = x.shape;
+    out[static_cast<size_t>(axis)] = 0;
+    for (const TensorType& t : sig.operands) {
+      bool ok = t.dtype == x.dtype && t.rank() == x.rank();
+      for (int64_t i = 0; ok && i < x.rank(); ++i)
+        ok = i == axis || t.shape[static_cast<size_t>(i)] == x.shape[static_cast<size_t>(i)];
+      if (!ok)
+        return "concat operands must agree in element type and in every dim but " +
+               std::to_string(axis) + ", got " + typeList(sig.operands);
+      out[static_cast<size_t>(axis)] += t.shape[static_cast<size_t>(axis)];
+    }
+    res = {TensorType{x.dtype, out}};
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    Tensor out(a.resultTypes[0]);
+    int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), out.type().rank());
+    int64_t at = 0;
+    for (const Tensor* in : a.inputs) {
+      int64_t len = in->shape()[static_cast<size_t>(axis)];
+      copyAlongAxis(*in, 0, out, at, axis, len);
+      at += len;
+    }
+    return std::vector<Tensor>{std::move(out)};
+  };
+  r.add(std::move(d));
+}
+
+void registerSplit(OpRegistry& r) {
+  OpDef d;
+  d.name = "split";
+  d.summary = "cut along one axis into pieces of the given sizes (one result each)";
+  d.attrs = {{"axis", AttrKind::Int, std::nullopt}, {"sizes", AttrKind::Ints, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    int64_t axis;
+    std::string err = axisAttr(sig, "axis", x.rank(), axis);
+    if (!err.empty()) return err;
+    const auto& sizes = sig.attrs.getInts("sizes");
+    if (sizes.empty()) return std::string("split needs at least one size");
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      if (s < 0 || s > x.shape[static_cast<size_t>(axis)])
+        return "split size " + std::to_string(s) + " is out of range";
+      total += s;
+    }
+    if (total != x.shape[static_cast<size_t>(axis)])
+      return "split sizes " + shapeStr(sizes) + " sum to " + std::to_string(total) +
+             ", but dim " + std::to_string(axis) + " of " + x.str() + " is " +
+             std::to_string(x.shape[static_cast<size_t>(axis)]);
+    res.clear();
+    for (int64_t s : sizes) {
+      TensorType t = x;
+      t.shape[static_cast<size_t>(axis)] = s;
+      res.push_back(t);
+    }
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor& x = *a.inputs[0];
+    int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), x.type().rank());
+    std::vector<Tensor> outs;
+    int64_t at = 0;
+    for (const TensorType& t : a.resultTypes) {
+      Tensor part(t);
+      int64_t len = t.shape[static_cast<size_t>(axis)];
+      copyAlongAxis(x, at, part, 0, axis, len);
+      at += len;
+      outs.push_back(std::move(part));
+    }
+    return outs;
+  };
+  r.add(std::move(d));
+}
+
+} // namespace
+
+void registerShapeOps(OpRegistry& r) {
+  registerTranspose(r);
+  registerReshape(r);
+  registerBroadcast(r);
+  registerSlice(r);
+  registerConcat(r);
+  registerSplit(r);
+}
+
+} // namespace shardc

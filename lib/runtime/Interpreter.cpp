@@ -1,0 +1,51 @@
+#include "shardc/runtime/Interpreter.h"
+
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
+
+#include <unordered_map>
+
+namespace shardc {
+
+std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args) {
+  if (args.size() != f.numArguments())
+    throw Error("@" + f.name() + " takes " + std::to_string(f.numArguments()) +
+                " arguments, got " + std::to_string(args.size()));
+  std::unordered_map<const Value*, Tensor> env;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value* a = f.argument(i);
+    if (args[i].type() != a->type())
+      throw Error("argument '" + a->name() + "' expects " + a->type().str() + ", got " +
+                  args[i].type().str());
+    env.emplace(a, args[i]);
+  }
+  // Free each value after its last use, so peak memory follows the program's liveness.
+  std::unordered_map<const Value*, size_t> remaining;
+  for (const auto& op : f.ops())
+    for (Value* v : op->operands()) ++remaining[v];
+  for (const auto& r : f.results()) ++remaining[r.value];
+
+  for (const auto& op : f.ops()) {
+    std::vector<const Tensor*> inputs;
+    for (Value* v : op->operands()) inputs.push_back(&env.at(v));
+    std::vector<TensorType> resultTypes;
+    for (size_t i = 0; i < op->numResults(); ++i) resultTypes.push_back(op->result(i)->type());
+    std::vector<Tensor> outs;
+    try {
+      outs = op->def().kernel(KernelArgs{inputs, op->attrs(), resultTypes});
+    } catch (const Error& e) {
+      std::string where = op->loc().line ? " at line " + std::to_string(op->loc().line) : "";
+      throw Error("'" + op->name() + "' op" + where + ": " + e.what());
+    }
+    for (Value* v : op->operands())
+      if (--remaining[v] == 0) env.erase(v);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (remaining.count(op->result(i))) env.emplace(op->result(i), std::move(outs[i]));
+  }
+  std::vector<Tensor> results;
+  for (const auto& r : f.results()) results.push_back(env.at(r.value));
+  return results;
+}
+
+} // namespace shardc

@@ -1,0 +1,102 @@
+#include "shardc/ir/Builder.h"
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
+#include "shardc/transforms/Passes.h"
+
+namespace shardc {
+namespace {
+
+bool isConstant(const Value* v) { return v->definingOp() && v->definingOp()->name() == "constant"; }
+
+// Replaces every result of `op` by a constant computed with its reference kernel.
+bool foldConstant(Function& f, Op* op) {
+  if (op->name() == "constant" || op->numOperands() == 0) return false;
+  for (Value* v : op->operands())
+    if (!isConstant(v)) return false;
+  std::vector<TensorType> types;
+  for (size_t i = 0; i < op->numResults(); ++i) {
+    types.push_back(op->result(i)->type());
+    if (types.back().numel() > kFoldLimit) return false;
+  }
+  std::vector<const Tensor*> inputs;
+  for (Value* v : op->operands()) inputs.push_back(&v->definingOp()->attrs().getTensor("value"));
+  std::vector<Tensor> outs;
+  try {
+    outs = op->def().kernel(KernelArgs{inputs, op->attrs(), types});
+  } catch (const Error&) {
+    return false; // e.g. an out-of-range gather: leave it for the run to report
+  }
+  Builder b(f);
+  b.setInsertionPoint(op);
+  b.setLoc(op->loc());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Value* c = b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(outs[i])))}});
+    op->result(i)->replaceAllUsesWith(c);
+  }
+  return true;
+}
+
+bool isIdentityPerm(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+// Rewrites that forward an operand or merge an op into its producer. Returns the value
+// that replaces result 0, or nullptr.
+Value* simplify(Function& f, Op* op) {
+  const std::string& n = op->name();
+  Value* x = op->numOperands() ? op->operand(0) : nullptr;
+  Op* producer = x ? x->definingOp() : nullptr;
+  Value* r = op->numResults() ? op->result(0) : nullptr;
+  bool sameType = x && r && op->numResults() == 1 && x->type() == r->type();
+  if ((n == "reshape" || n == "broadcast" || n == "cast" || n == "slice") && sameType) return x;
+  if ((n == "concat" || n == "split") && op->numOperands() == 1 && op->numResults() == 1) return x;
+  if (n == "transpose") {
+    const auto& perm = op->attrs().getInts("perm");
+    if (isIdentityPerm(perm)) return x;
+    if (producer && producer->name() == "transpose") {
+      const auto& inner = producer->attrs().getInts("perm");
+      std::vector<int64_t> combined;
+      for (int64_t p : perm) combined.push_back(inner[static_cast<size_t>(p)]);
+      Builder b(f);
+      b.setInsertionPoint(op);
+      b.setLoc(op->loc());
+      return b.value("transpose", {producer->operand(0)}, {{"perm", combined}});
+    }
+  }
+  if (n == "reshape" && producer && producer->name() == "reshape") {
+    Builder b(f);
+    b.setInsertionPoint(op);
+    b.setLoc(op->loc());
+    return b.value("reshape", {producer->operand(0)}, {{"shape", r->type().shape}});
+  }
+  return nullptr;
+}
+
+} // namespace
+
+bool canonicalize(Function& f) {
+  bool changed = false, again = true;
+  while (again) {
+    again = false;
+    std::vector<Op*> order;
+    for (auto& op : f.ops()) order.push_back(op.get());
+    for (Op* op : order) {
+      if (!op->hasUses()) continue;
+      if (foldConstant(f, op)) {
+        again = true;
+      } else if (Value* v = simplify(f, op)) {
+        op->result(0)->replaceAllUsesWith(v);
+        again = true;
+      }
+    }
+    // The ops replaced above are dead now, and so may be their producers.
+    again |= eliminateDeadCode(f);
+    changed |= again;
+  }
+  return changed;
+}
+
+} // namespace shardc

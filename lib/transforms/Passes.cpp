@@ -1,0 +1,21 @@
+#include "shardc/transforms/Passes.h"
+
+namespace shardc {
+
+const std::vector<PassInfo>& allPasses() {
+  static const std::vector<PassInfo> passes = {
+      {"canonicalize", "fold constants and simplify identity and composed shape ops",
+       canonicalize},
+      {"dce", "remove ops whose results are unused", eliminateDeadCode},
+      {"cse", "merge identical ops", eliminateCommonSubexpressions},
+  };
+  return passes;
+}
+
+const PassInfo* findPass(const std::string& name) {
+  for (const auto& p : allPasses())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+} // namespace shardc

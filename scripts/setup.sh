@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the Debian packages shardc needs (build, tests, fixtures) and builds it.
+# Safe to run twice: apt skips what is installed, CMake reuses the build folder.
+# Usage: scripts/setup.sh [--sanitize] [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SANITIZE=OFF
+BUILD=1
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) SANITIZE=ON ;;
+    --no-build) BUILD=0 ;;
+    *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+PACKAGES=(
+  # build
+  g++ cmake ninja-build libcli11-dev
+  # tests: GoogleTest, lit + FileCheck (llvm-14-tools), Google Benchmark
+  libgtest-dev libgmock-dev llvm-14-tools libbenchmark-dev python3
+  # fixtures: reference values come from numpy and PyTorch
+  python3-numpy python3-torch
+  # style
+  clang-format
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  echo "setup.sh: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ((BUILD)); then
+  dir=build
+  [[ $SANITIZE == ON ]] && dir=build-asan
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_SANITIZE="$SANITIZE"
+  cmake --build "$dir"
+fi

@@ -1,0 +1,214 @@
+// shardc-opt: reads text IR, runs the passes named on the command line, prints the result,
+// or executes a function with the reference interpreter (--run).
+#include "shardc/ir/Diagnostics.h"
+#include "shardc/ir/ExpectedDiagnostics.h"
+#include "shardc/ir/IR.h"
+#include "shardc/ir/Parser.h"
+#include "shardc/ir/Printer.h"
+#include "shardc/ir/Verifier.h"
+#include "shardc/ops/OpRegistry.h"
+#include "shardc/runtime/Interpreter.h"
+#include "shardc/runtime/Npy.h"
+#include "shardc/runtime/TensorFormat.h"
+#include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
+#include "shardc/transforms/Passes.h"
+#include "shardc/Version.h"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+using namespace shardc;
+
+namespace {
+
+struct Options {
+  std::string input;
+  std::string passes;
+  std::string output;
+  bool verifyDiagnostics = false;
+  bool run = false;
+  std::string function;
+  std::vector<std::string> inputs;
+  uint64_t seed = 0;
+  int64_t intBound = 2;
+  std::string outputDir;
+  int64_t printLimit = 64;
+  bool listOps = false;
+  bool listPasses = false;
+};
+
+void listOps() {
+  for (const auto& d : OpRegistry::get().all()) {
+    std::string arity = d->maxOperands < 0 ? std::to_string(d->minOperands) + "+"
+                        : d->minOperands == d->maxOperands
+                            ? std::to_string(d->minOperands)
+                            : std::to_string(d->minOperands) + "-" + std::to_string(d->maxOperands);
+    std::cout << d->name << " (" << arity << " operands";
+    for (const auto& a : d->attrs) {
+      std::cout << ", " << a.name;
+      if (a.defaultValue) std::cout << " = " << printAttr(*a.defaultValue);
+    }
+    std::cout << "): " << d->summary << "\n";
+  }
+}
+
+// Binds NAME=FILE.npy inputs and random values to the function's arguments.
+std::vector<Tensor> bindInputs(const Function& f, const Options& o) {
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : o.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("--input '" + spec + "' must be NAME=FILE.npy");
+    std::string name = spec.substr(0, eq);
+    if (!f.findArgument(name))
+      throw Error("--input names '" + name + "', but @" + f.name() + " has no such argument");
+    if (!files.emplace(name, spec.substr(eq + 1)).second)
+      throw Error("--input '" + name + "' is given twice");
+  }
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    const Value* a = f.argument(i);
+    auto it = files.find(a->name());
+    if (it == files.end()) {
+      args.push_back(randomTensor(a->type(), o.seed + i, o.intBound));
+      continue;
+    }
+    Tensor t = readNpy(it->second);
+    if (t.type() != a->type())
+      throw Error(it->second + ": argument '" + a->name() + "' expects " + a->type().str() +
+                  ", the file holds " + t.type().str());
+    args.push_back(std::move(t));
+  }
+  return args;
+}
+
+int runFunction(const Module& m, const Options& o) {
+  const Function* f = nullptr;
+  if (!o.function.empty()) {
+    f = m.findFunction(o.function);
+    if (!f) throw Error("no function @" + o.function + " in " + o.input);
+  } else if (m.functions().size() == 1) {
+    f = m.functions()[0].get();
+  } else {
+    f = m.findFunction("main");
+    if (!f) throw Error(o.input + " has several functions and none is @main; choose one with --function");
+  }
+  std::vector<Tensor> results = interpret(*f, bindInputs(*f, o));
+  if (!o.outputDir.empty()) std::filesystem::create_directories(o.outputDir);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string& name = f->results()[i].name;
+    std::cout << name << ": " << formatTensor(results[i], o.printLimit) << "\n";
+    if (!o.outputDir.empty()) {
+      if (name.find('/') != std::string::npos || name == "." || name == "..")
+        throw Error("result name '" + name + "' cannot be used as a file name");
+      writeNpy(o.outputDir + "/" + name + ".npy", results[i]);
+    }
+  }
+  return 0;
+}
+
+int process(const Options& o) {
+  std::string text = o.input == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {})
+                                    : readFile(o.input);
+  DiagEngine diags(o.input == "-" ? "<stdin>" : o.input);
+  std::unique_ptr<Module> m = parseModule(text, diags);
+  if (m) verifyModule(*m, diags);
+  if (o.verifyDiagnostics) {
+    auto problems = checkExpectedDiagnostics(text, diags);
+    for (const auto& p : problems) std::cerr << p << "\n";
+    return problems.empty() ? 0 : 1;
+  }
+  if (diags.hasErrors()) {
+    diags.print(std::cerr);
+    return 1;
+  }
+  std::vector<const PassInfo*> pipeline;
+  std::string list = o.passes;
+  for (size_t start = 0; !list.empty() && start <= list.size();) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    std::string name = list.substr(start, end - start);
+    if (name == "verify") {
+      pipeline.push_back(nullptr);
+    } else if (const PassInfo* p = findPass(name)) {
+      pipeline.push_back(p);
+    } else {
+      std::string known = "verify";
+      for (const auto& p : allPasses()) known += ", " + p.name;
+      throw Error("unknown pass '" + name + "' (known: " + known + ")");
+    }
+    start = end + 1;
+  }
+  for (const PassInfo* p : pipeline) {
+    for (const auto& f : m->functions()) {
+      if (p) p->run(*f);
+      if (!verifyFunction(*f, diags)) {
+        diags.print(std::cerr);
+        std::cerr << "internal error: IR is invalid after pass '" << (p ? p->name : "verify")
+                  << "'\n";
+        return 3;
+      }
+    }
+  }
+  if (o.run) return runFunction(*m, o);
+  std::string out = printModule(*m);
+  if (o.output.empty()) std::cout << out;
+  else writeFileAtomic(o.output, out);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"shardc-opt: run IR passes and the reference interpreter on text IR"};
+  app.set_version_flag("--version", std::string("shardc-opt ") + kShardcVersion);
+  Options o;
+  app.add_option("input", o.input, "text IR file, or - for stdin");
+  app.add_option("-p,--passes", o.passes,
+                 "comma-separated passes to run in order: verify, canonicalize, dce, cse");
+  app.add_option("-o,--output", o.output, "write the resulting IR here instead of stdout");
+  app.add_flag("--verify-diagnostics", o.verifyDiagnostics,
+               "check errors against the file's // expected-error {{...}} comments");
+  app.add_flag("--run", o.run, "execute the function with the reference interpreter");
+  app.add_option("--function", o.function, "function to run (default: the only one, or @main)");
+  app.add_option("--input", o.inputs, "NAME=FILE.npy: value of an argument (others are random)");
+  app.add_option("--seed", o.seed, "seed for random arguments (default 0)");
+  app.add_option("--int-bound", o.intBound,
+                 "random integer arguments are drawn from [0, N) (default 2)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--output-dir", o.outputDir, "write each result as DIR/<result-name>.npy");
+  app.add_option("--print-limit", o.printLimit, "print whole tensors up to N elements (default 64)");
+  app.add_flag("--list-ops", o.listOps, "list the registered ops and their attributes");
+  app.add_flag("--list-passes", o.listPasses, "list the available passes");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (o.listOps) {
+    listOps();
+    return 0;
+  }
+  if (o.listPasses) {
+    std::cout << "verify: check the IR\n";
+    for (const auto& p : allPasses()) std::cout << p.name << ": " << p.summary << "\n";
+    return 0;
+  }
+  if (o.input.empty()) {
+    std::cerr << "shardc-opt: error: no input file (see --help)\n";
+    return 1;
+  }
+  try {
+    return process(o);
+  } catch (const Error& e) {
+    std::cerr << "shardc-opt: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "shardc-opt: error: " << e.what() << "\n";
+    return 1;
+  }
+}
