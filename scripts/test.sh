@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds shardc and runs every test (lit + GoogleTest), then does the same under
+# AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/.
+# Usage: scripts/test.sh [--no-sanitize]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SANITIZE=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-sanitize) SANITIZE=0 ;;
+    *) echo "test.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+run_suite() {
+  local dir=$1 sanitize=$2
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_SANITIZE="$sanitize" >/dev/null
+  cmake --build "$dir"
+  ctest --test-dir "$dir" --output-on-failure -j2
+}
+
+run_suite build OFF
+if ((SANITIZE)); then
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_suite build-asan ON
+fi

@@ -1,0 +1,16 @@
+# lit configuration for shardc's text-IR tests.
+import os
+
+import lit.formats
+
+config.name = "shardc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".ir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.shardc_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.shardc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%shardc-opt", os.path.join(config.shardc_tools_dir, "shardc-opt")))
+config.substitutions.append(("%python", config.python_executable))

@@ -1,0 +1,72 @@
+#include "TestUtil.h"
+
+#include "shardc/ir/Builder.h"
+#include "shardc/ir/IR.h"
+#include "shardc/runtime/Interpreter.h"
+#include "shardc/runtime/Npy.h"
+#include "shardc/runtime/TensorFormat.h"
+
+#include <cmath>
+
+namespace shardc::testing {
+
+std::vector<Tensor> runOp(const std::string& name, const std::vector<Tensor>& inputs,
+                          AttrDict attrs) {
+  Function f("test");
+  std::vector<Value*> args;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    args.push_back(f.addArgument("a" + std::to_string(i), inputs[i].type(), ArgKind::Input));
+  Builder b(f);
+  std::string err;
+  Op* op = b.tryCreate(name, args, std::move(attrs), err);
+  if (!op) {
+    ADD_FAILURE() << "op rejected its inputs: " << err;
+    return {};
+  }
+  for (size_t i = 0; i < op->numResults(); ++i) f.addResult("r" + std::to_string(i), op->result(i));
+  return interpret(f, inputs);
+}
+
+Tensor run1(const std::string& name, const std::vector<Tensor>& inputs, AttrDict attrs) {
+  auto r = runOp(name, inputs, std::move(attrs));
+  return r.empty() ? Tensor() : r[0];
+}
+
+Tensor f32(Shape shape, std::vector<double> values) {
+  return Tensor::fromDoubles(TensorType{DType::F32, std::move(shape)}, values);
+}
+Tensor f64(Shape shape, std::vector<double> values) {
+  return Tensor::fromDoubles(TensorType{DType::F64, std::move(shape)}, values);
+}
+Tensor i64(Shape shape, std::vector<int64_t> values) {
+  return Tensor::fromInts(TensorType{DType::I64, std::move(shape)}, values);
+}
+Tensor i1(Shape shape, std::vector<int64_t> values) {
+  return Tensor::fromInts(TensorType{DType::I1, std::move(shape)}, values);
+}
+
+Tensor fixture(const std::string& name) {
+  return readNpy(std::string(SHARDC_FIXTURE_DIR) + "/" + name + ".npy");
+}
+
+::testing::AssertionResult allClose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  if (a.type() != b.type())
+    return ::testing::AssertionFailure() << "types differ: " << a.type().str() << " vs "
+                                         << b.type().str();
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.getDouble(i), y = b.getDouble(i);
+    if (std::isnan(x) || std::isnan(y)) {
+      if (std::isnan(x) != std::isnan(y))
+        return ::testing::AssertionFailure() << "element " << i << ": " << x << " vs " << y;
+      continue;
+    }
+    if (x == y) continue; // covers equal infinities
+    if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y)))
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << x << " vs " << y << "\n  got:      "
+             << formatTensor(a, 16) << "\n  expected: " << formatTensor(b, 16);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+} // namespace shardc::testing
