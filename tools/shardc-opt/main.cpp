@@ -33,6 +33,7 @@ struct Options {
   bool run = false;
   std::string function;
   std::vector<std::string> inputs;
+  std::string inputDir;
   uint64_t seed = 0;
   int64_t intBound = 2;
   std::string outputDir;
@@ -73,6 +74,12 @@ std::vector<Tensor> bindInputs(const Function& f, const Options& o) {
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
     auto it = files.find(a->name());
+    if (it == files.end() && !o.inputDir.empty()) {
+      std::string path = o.inputDir + "/" + a->name() + ".npy";
+      if (!std::filesystem::exists(path))
+        throw Error("argument '" + a->name() + "' has no --input and no file " + path);
+      it = files.emplace(a->name(), path).first;
+    }
     if (it == files.end()) {
       args.push_back(randomTensor(a->type(), o.seed + i, o.intBound));
       continue;
@@ -175,7 +182,9 @@ int main(int argc, char** argv) {
                "check errors against the file's // expected-error {{...}} comments");
   app.add_flag("--run", o.run, "execute the function with the reference interpreter");
   app.add_option("--function", o.function, "function to run (default: the only one, or @main)");
-  app.add_option("--input", o.inputs, "NAME=FILE.npy: value of an argument (others are random)");
+  app.add_option("--input", o.inputs, "NAME=FILE.npy: value of an argument (others come from --input-dir, else are random)");
+  app.add_option("--input-dir", o.inputDir,
+                 "read each argument not given by --input from DIR/<argument-name>.npy");
   app.add_option("--seed", o.seed, "seed for random arguments (default 0)");
   app.add_option("--int-bound", o.intBound,
                  "random integer arguments are drawn from [0, N) (default 2)")
