@@ -17,11 +17,13 @@ done
 
 PACKAGES=(
   # build
-  g++ cmake ninja-build libcli11-dev
+  g++ cmake ninja-build libcli11-dev nlohmann-json3-dev
+  # ONNX import and the PEF format
+  libonnx-dev libprotobuf-dev protobuf-compiler
   # tests: GoogleTest, lit + FileCheck (llvm-14-tools), Google Benchmark
   libgtest-dev libgmock-dev llvm-14-tools libbenchmark-dev python3
   # fixtures: reference values come from numpy and PyTorch
-  python3-numpy python3-torch
+  python3-numpy python3-torch python3-onnx
   # style
   clang-format
 )

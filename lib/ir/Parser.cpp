@@ -14,6 +14,8 @@
 namespace shardc {
 namespace {
 
+constexpr int64_t kMaxSplatBytes = int64_t(1) << 30;
+
 class Parser {
 public:
   Parser(std::string_view text, DiagEngine& diags) : lex_(text), diags_(diags) { advance(); }
@@ -135,7 +137,6 @@ private:
     if (!parseType(t)) return false;
     if (!expectPunct(',')) return false;
     Loc loc = tok_.loc;
-    auto tensor = std::make_shared<Tensor>(t);
     std::vector<double> dv;
     std::vector<int64_t> iv;
     bool list = isPunct('[');
@@ -158,17 +159,20 @@ private:
     }
     if (list) advance();
     int64_t n = t.numel();
-    if (!list || (dv.size() == 1 && n != 1)) { // splat
-      if (dv.size() != 1) return failAt(loc, "expected one splat value"), false;
-      dv.assign(static_cast<size_t>(n), dv[0]);
-      iv.assign(static_cast<size_t>(n), iv[0]);
-    }
-    if (static_cast<int64_t>(dv.size()) != n)
+    bool splat = !list || (dv.size() == 1 && n != 1);
+    if (splat && dv.size() != 1) return failAt(loc, "expected one splat value"), false;
+    if (!splat && static_cast<int64_t>(dv.size()) != n)
       return failAt(loc, "dense literal has " + std::to_string(dv.size()) + " elements, but " +
                              t.str() + " needs " + std::to_string(n)), false;
+    // A list is bounded by the text; a splat is not, so cap what it may allocate.
+    if (splat && t.bytes() > kMaxSplatBytes)
+      return failAt(loc, "splat literal of " + t.str() + " is too large (" +
+                             std::to_string(t.bytes()) + " bytes; the limit is 1 GiB)"), false;
+    auto tensor = std::make_shared<Tensor>(t);
     for (int64_t k = 0; k < n; ++k) {
-      if (isFloat(t.dtype)) tensor->setDouble(k, dv[static_cast<size_t>(k)]);
-      else tensor->setInt(k, iv[static_cast<size_t>(k)]);
+      size_t e = splat ? 0 : static_cast<size_t>(k);
+      if (isFloat(t.dtype)) tensor->setDouble(k, dv[e]);
+      else tensor->setInt(k, iv[e]);
     }
     out = Attr(TensorRef(std::move(tensor)));
     return expectPunct('>');

@@ -55,7 +55,8 @@ const UnaryFn kUnary[] = {
      [](int64_t x) { return static_cast<int64_t>(0ull - static_cast<uint64_t>(x)); }},
     {"abs", "absolute value", Domain::Numeric, 1, [](double x) { return std::fabs(x); },
      [](int64_t x) { return x < 0 ? static_cast<int64_t>(0ull - static_cast<uint64_t>(x)) : x; }},
-    {"relu", "max(x, 0)", Domain::Numeric, 1, [](double x) { return x > 0 ? x : 0.0; },
+    {"relu", "max(x, 0)", Domain::Numeric, 1,
+     [](double x) { return x > 0 || std::isnan(x) ? x : 0.0; }, // NaN stays NaN, as in PyTorch
      [](int64_t x) { return x > 0 ? x : int64_t(0); }},
     {"exp", "e^x", Domain::Float, 1, [](double x) { return std::exp(x); }, nullptr},
     {"log", "natural logarithm", Domain::Float, 1, [](double x) { return std::log(x); },
@@ -137,8 +138,11 @@ std::string broadcastRule(const char* name, Domain domain, const OpSig& sig, DTy
   if (a.dtype != b.dtype)
     return std::string(name) + " operands must have the same element type, got " + a.str() +
            " and " + b.str();
-  if (!accepts(domain, a.dtype))
-    return std::string(name) + " needs " + domainName(domain) + " operands, got " + a.str();
+  if (!accepts(domain, a.dtype)) { // plural: drop domainName's article
+    std::string dn = domainName(domain);
+    return std::string(name) + " needs " + dn.substr(dn.find(' ') + 1) + " operands, got " +
+           a.str();
+  }
   Shape out;
   std::string err = broadcastShapes(a.shape, b.shape, out);
   if (!err.empty()) return err;

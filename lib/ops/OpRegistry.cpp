@@ -55,8 +55,8 @@ std::string checkOp(const OpDef& def, const std::vector<TensorType>& operands, A
                                  ? "at least " + std::to_string(def.minOperands)
                                  : std::to_string(def.minOperands) + " to " +
                                        std::to_string(def.maxOperands);
-    return "expects " + want + " operand" + (want == "1" ? "" : "s") + ", got " +
-           std::to_string(n);
+    bool one = want == "1" || want == "at least 1";
+    return "expects " + want + " operand" + (one ? "" : "s") + ", got " + std::to_string(n);
   }
   for (const auto& [name, value] : attrs.entries()) {
     bool known = false;

@@ -109,24 +109,32 @@ void registerArgmax(OpRegistry& r) {
     res = {TensorType{DType::I64, reducedShape(x.shape, {axis}, sig.attrs.getBool("keepdims"))}};
     return std::string();
   };
+  // One comparison per input element, as reduce_max.
+  d.flops = [](const OpSig& sig, const std::vector<TensorType>&) {
+    return numelD(sig.operands[0]);
+  };
   d.kernel = [](const KernelArgs& a) {
     const Tensor& x = *a.inputs[0];
     int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), x.type().rank());
-    int64_t n = x.shape()[static_cast<size_t>(axis)], inner = 1, outer = 1;
-    for (int64_t i = 0; i < x.type().rank(); ++i)
-      (i < axis ? outer : inner) *= i == axis ? 1 : x.shape()[static_cast<size_t>(i)];
-    std::vector<double> v = x.toDoubles();
+    int64_t n = x.shape()[static_cast<size_t>(axis)], outer = 1, inner = 1;
+    for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[static_cast<size_t>(i)];
+    for (int64_t i = axis + 1; i < x.type().rank(); ++i) inner *= x.shape()[static_cast<size_t>(i)];
     std::vector<int64_t> out(static_cast<size_t>(outer * inner));
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t in = 0; in < inner; ++in) {
-        int64_t best = 0;
-        double bv = v[static_cast<size_t>(o * n * inner + in)];
-        for (int64_t j = 1; j < n && !std::isnan(bv); ++j) {
-          double c = v[static_cast<size_t>((o * n + j) * inner + in)];
-          if (c > bv || std::isnan(c)) best = j, bv = c;
+    // Integers compare as int64: above 2^53 distinct values can round to the same double.
+    auto argmaxOf = [&](const auto& v) {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+          int64_t best = 0;
+          auto bv = v[static_cast<size_t>(o * n * inner + in)];
+          for (int64_t j = 1; j < n && !std::isnan(bv); ++j) {
+            auto c = v[static_cast<size_t>((o * n + j) * inner + in)];
+            if (c > bv || std::isnan(c)) best = j, bv = c;
+          }
+          out[static_cast<size_t>(o * inner + in)] = best;
         }
-        out[static_cast<size_t>(o * inner + in)] = best;
-      }
+    };
+    if (isFloat(x.dtype())) argmaxOf(x.toDoubles());
+    else argmaxOf(x.toInts());
     return std::vector<Tensor>{Tensor::fromInts(a.resultTypes[0], out)};
   };
   r.add(std::move(d));

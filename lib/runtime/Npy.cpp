@@ -44,8 +44,8 @@ std::string field(const std::string& header, const std::string& key, const std::
 } // namespace
 
 Tensor parseNpy(const std::string& bytes, const std::string& path) {
-  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0)
-    throw Error(path + ": not a .npy file (bad magic)");
+  if (bytes.compare(0, 6, kMagic, 6) != 0) throw Error(path + ": not a .npy file (bad magic)");
+  if (bytes.size() < 10) throw Error(path + ": truncated .npy header");
   uint8_t major = static_cast<uint8_t>(bytes[6]);
   size_t headerLen, headerStart;
   if (major == 1) {
@@ -70,12 +70,16 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
   else if (descr == "'<i8'") dtype = DType::I64;
   else if (descr == "'<i4'") dtype = DType::I32;
   else if (descr == "'|b1'") dtype = DType::I1;
+  else if (descr.size() > 1 && descr[1] == '>')
+    throw Error(path + ": big-endian .npy dtype " + descr + " is not supported; save as little-endian");
   else throw Error(path + ": unsupported .npy dtype " + descr + " (supported: <f4 <f8 <f2 <i8 <i4 |b1)");
   if (field(header, "fortran_order", path) != "False")
     throw Error(path + ": Fortran-order .npy arrays are not supported; save with C order");
 
   std::string shapeText = field(header, "shape", path);
   Shape shape;
+  if (shapeText.size() < 2 || shapeText.front() != '(' || shapeText.back() != ')')
+    throw Error(path + ": malformed shape " + shapeText);
   for (size_t i = 1; i + 1 < shapeText.size();) {
     while (i + 1 < shapeText.size() && (shapeText[i] == ' ' || shapeText[i] == ',')) ++i;
     if (i + 1 >= shapeText.size()) break;
@@ -86,11 +90,13 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
     i = static_cast<size_t>(r.ptr - shapeText.data());
   }
   if (!checkedNumel(shape)) throw Error(path + ": shape " + shapeText + " is too large");
-  Tensor t(TensorType{dtype, shape});
+  TensorType type{dtype, shape};
   size_t dataStart = headerStart + headerLen;
-  if (bytes.size() - dataStart != t.byteSize())
-    throw Error(path + ": expected " + std::to_string(t.byteSize()) + " data bytes for " +
-                t.type().str() + ", file has " + std::to_string(bytes.size() - dataStart));
+  // Check the length before allocating: the header alone may claim terabytes.
+  if (bytes.size() - dataStart != static_cast<size_t>(type.bytes()))
+    throw Error(path + ": expected " + std::to_string(type.bytes()) + " data bytes for " +
+                type.str() + ", file has " + std::to_string(bytes.size() - dataStart));
+  Tensor t(type);
   if (t.byteSize()) std::memcpy(t.data(), bytes.data() + dataStart, t.byteSize());
   if (dtype == DType::I1)
     for (size_t i = 0; i < t.byteSize(); ++i)

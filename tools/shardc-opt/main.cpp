@@ -98,6 +98,8 @@ int runFunction(const Module& m, const Options& o) {
   if (!o.function.empty()) {
     f = m.findFunction(o.function);
     if (!f) throw Error("no function @" + o.function + " in " + o.input);
+  } else if (m.functions().empty()) {
+    throw Error(o.input + " has no functions to run");
   } else if (m.functions().size() == 1) {
     f = m.functions()[0].get();
   } else {

@@ -1,0 +1,45 @@
+// The shardc commands behind the thin CLI in tools/shardc: compile, run, inspect.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+struct CompileOptions {
+  std::string model;                 // .onnx or text IR
+  std::string pefName;               // default: shardc-<date>-<time>-<pid>
+  std::string outputFolder = "out";
+  bool inference = false;
+  std::optional<int64_t> batchSize;
+  std::string arch = "native";
+  bool verbose = false;
+  bool debug = false;
+  std::string logDir;                // default: the PEF's folder
+  uint64_t seed = 0;                 // initial values of text-IR parameters
+  std::vector<std::string> commandLine; // recorded in the PEF
+};
+
+struct CompileResult {
+  std::string pefPath;
+  std::string logPath;
+};
+
+// Imports, optimizes and packages the model. Throws shardc::Error; leaves no partial files.
+CompileResult compileModel(const CompileOptions& options);
+
+struct RunOptions {
+  std::string pef;
+  std::vector<std::string> inputs; // NAME=FILE.npy
+  std::string outputDir = ".";
+};
+
+// Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy.
+void runPef(const RunOptions& options);
+
+// Human-readable or JSON description of a PEF.
+std::string inspectPef(const std::string& path, bool json);
+
+} // namespace shardc

@@ -1,0 +1,40 @@
+// Imports an ONNX model (as PyTorch's exporter writes it) into a shardc IR module.
+#pragma once
+
+#include "shardc/ir/Attribute.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc {
+class Module;
+
+struct ImportOptions {
+  // Size for dimension 0 of every graph input (the batch): replaces a symbolic dimension
+  // or rebinds a fixed one. Required when an input has a symbolic dimension.
+  std::optional<int64_t> batchSize;
+};
+
+struct ImportedModel {
+  std::unique_ptr<Module> module;
+  std::map<std::string, TensorRef> weights; // the value of every `param` argument
+  ImportedModel();
+  ImportedModel(ImportedModel&&);
+  ~ImportedModel();
+};
+
+// Returns a module with one function @main: graph inputs become `input` arguments,
+// floating-point initializers `param` arguments named as in the file (integer and bool
+// initializers become constants), graph outputs the named results. Shape arithmetic
+// (Shape, Gather on shapes, Concat, Range, ...) is folded at import time.
+// Throws shardc::Error naming the file, and for op problems the node, op type and opset.
+ImportedModel importOnnx(const std::string& path, const ImportOptions& options);
+
+// The ONNX op types the importer maps, sorted.
+std::vector<std::string> supportedOnnxOps();
+
+} // namespace shardc

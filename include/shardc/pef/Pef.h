@@ -1,0 +1,71 @@
+// PEF: shardc's executable package. On disk:
+//   "SHARDPEF" | u32 format version | u32 reserved (0) | u64 payload length |
+//   payload (the shardc.pef.Package protobuf, lib/pef/pef.proto) | u64 FNV-1a-64 checksum
+// of every byte before it; integers little-endian. The checksum detects any single changed
+// byte and any truncation (it is not a signature).
+#pragma once
+
+#include "shardc/ir/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardc {
+class Module;
+
+inline constexpr uint32_t kPefFormatVersion = 1;
+
+enum class BufferKind { Input, Param, OptState, Output };
+std::string_view bufferKindName(BufferKind k);
+
+struct PefTensor {
+  std::string name;
+  TensorType type;
+};
+
+struct PefBuffer {
+  PefTensor tensor;
+  BufferKind kind;
+};
+
+struct PefProgram {
+  std::vector<int64_t> devices;
+  std::string entry;
+  std::string ir;
+};
+
+struct Pef {
+  std::string shardcVersion;
+  std::vector<std::string> compileArgs;
+  std::string createdUtc;
+  std::string mode; // "inference" or "training"
+  std::string arch;
+  std::vector<std::pair<std::string, int64_t>> mesh; // empty: one device
+  std::vector<PefTensor> inputs, outputs;
+  std::vector<PefBuffer> buffers;
+  std::vector<PefProgram> programs;
+  std::vector<std::pair<std::string, Tensor>> weights;
+};
+
+// Container format only: header, checksum, protobuf. Throws shardc::Error naming `path`.
+std::string serializePef(const Pef& pef);
+Pef parsePef(const std::string& bytes, const std::string& path);
+void writePef(const std::string& path, const Pef& pef); // atomic: temporary file, then rename
+Pef readPef(const std::string& path);
+
+// A PEF's program ready to run: parsed and verified IR, weights checked against the
+// entry function's parameters (names, types). Throws shardc::Error on any mismatch.
+struct LoadedPef {
+  Pef pef;
+  std::unique_ptr<Module> module;
+  const class Function* entry = nullptr;
+  LoadedPef();
+  LoadedPef(LoadedPef&&);
+  ~LoadedPef();
+};
+LoadedPef loadPef(const std::string& path);
+
+} // namespace shardc

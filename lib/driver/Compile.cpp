@@ -1,0 +1,174 @@
+#include "shardc/Version.h"
+#include "shardc/driver/Driver.h"
+#include "shardc/import/OnnxImporter.h"
+#include "shardc/ir/Diagnostics.h"
+#include "shardc/ir/IR.h"
+#include "shardc/ir/Parser.h"
+#include "shardc/ir/Printer.h"
+#include "shardc/ir/Verifier.h"
+#include "shardc/pef/Pef.h"
+#include "shardc/runtime/TensorFormat.h"
+#include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
+#include "shardc/transforms/Passes.h"
+
+#include <chrono>
+#include <map>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace shardc {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string utcNow(const char* fmt) {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, fmt, std::gmtime(&t));
+  return buf;
+}
+
+bool validPefName(const std::string& n) {
+  if (n.empty() || n == "." || n == "..") return false;
+  for (char c : n)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  return true;
+}
+
+// Collects the compile log; --verbose mirrors it on stderr.
+class CompileLog {
+public:
+  explicit CompileLog(bool verbose) : verbose_(verbose) {}
+  void line(const std::string& s) {
+    text_ += s + "\n";
+    if (verbose_) std::cerr << "shardc: " << s << "\n";
+  }
+  const std::string& text() const { return text_; }
+
+private:
+  bool verbose_;
+  std::string text_;
+};
+
+struct Model {
+  std::unique_ptr<Module> module;
+  std::map<std::string, TensorRef> weights;
+};
+
+Model loadModel(const CompileOptions& o, CompileLog& log) {
+  Model m;
+  if (fs::path(o.model).extension() == ".onnx") {
+    ImportOptions io;
+    io.batchSize = o.batchSize;
+    ImportedModel im = importOnnx(o.model, io);
+    m.module = std::move(im.module);
+    m.weights = std::move(im.weights);
+    return m;
+  }
+  std::string text = readFile(o.model);
+  DiagEngine diags(o.model);
+  m.module = parseModule(text, diags);
+  if (m.module) verifyModule(*m.module, diags);
+  if (diags.hasErrors()) throw Error(diags.format(diags.diagnostics()[0]));
+  if (m.module->functions().size() != 1)
+    throw Error(o.model + ": a model in text IR must hold exactly one function");
+  if (o.batchSize) throw Error("-b/--batch-size is supported for ONNX models only");
+  const Function& f = *m.module->functions()[0];
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    const Value* a = f.argument(i);
+    if (a->argKind() == ArgKind::Input) continue;
+    m.weights[a->name()] = std::make_shared<Tensor>(randomTensor(a->type(), o.seed + i, 2));
+  }
+  log.line("text IR parameters are initialized uniformly in [-1, 1) with seed " + std::to_string(o.seed));
+  return m;
+}
+
+} // namespace
+
+CompileResult compileModel(const CompileOptions& o) {
+  if (!o.inference)
+    throw Error("compiling a training step is not supported yet; pass --inference");
+  if (o.arch != "native" && o.arch != "cpu")
+    throw Error("--arch " + o.arch + " is not supported yet (this shardc targets native/cpu)");
+  std::string name = o.pefName.empty()
+                         ? "shardc-" + utcNow("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid())
+                         : o.pefName;
+  if (!validPefName(name))
+    throw Error("--pef-name '" + name + "' must be non-empty and use only letters, digits, '_', '-' and '.'");
+
+  CompileLog log(o.verbose);
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()) + " ms";
+  };
+  fs::path dir = fs::path(o.outputFolder) / name;
+  fs::path logDir = o.logDir.empty() ? dir : fs::path(o.logDir);
+  Model m = loadModel(o, log);
+  Function& f = *m.module->functions()[0];
+  log.line("loaded " + o.model + ": " + std::to_string(f.ops().size()) + " ops (" + elapsed() + ")");
+
+  int step = 0;
+  auto dump = [&](const std::string& pass) {
+    if (!o.debug) return;
+    fs::create_directories(logDir / "debug");
+    char num[8];
+    std::snprintf(num, sizeof num, "%02d", step);
+    writeFileAtomic((logDir / "debug" / (std::string(num) + "-" + pass + ".ir")).string(), printModule(*m.module));
+  };
+  dump("import");
+  for (const char* passName : {"canonicalize", "cse", "dce"}) {
+    ++step;
+    auto p0 = std::chrono::steady_clock::now();
+    bool changed = findPass(passName)->run(f);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
+    log.line("pass " + std::string(passName) + ": " + (changed ? "changed" : "no change") + ", " +
+             std::to_string(f.ops().size()) + " ops, " + std::to_string(ms) + " ms");
+    DiagEngine diags(o.model);
+    if (!verifyFunction(f, diags))
+      throw Error("internal error: IR invalid after " + std::string(passName) + ": " + diags.format(diags.diagnostics()[0]));
+    if (changed) dump(passName);
+  }
+
+  Pef pef;
+  pef.shardcVersion = kShardcVersion;
+  pef.compileArgs = o.commandLine;
+  pef.createdUtc = utcNow("%Y-%m-%dT%H:%M:%SZ");
+  pef.mode = "inference";
+  pef.arch = o.arch == "native" ? "cpu" : o.arch;
+  int64_t paramCount = 0, paramBytes = 0;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    const Value* a = f.argument(i);
+    PefTensor t{a->name(), a->type()};
+    if (a->argKind() == ArgKind::Input) {
+      pef.inputs.push_back(t);
+      pef.buffers.push_back({t, BufferKind::Input});
+      continue;
+    }
+    pef.buffers.push_back({t, a->argKind() == ArgKind::Param ? BufferKind::Param : BufferKind::OptState});
+    pef.weights.emplace_back(a->name(), *m.weights.at(a->name()));
+    paramCount += a->type().numel();
+    paramBytes += a->type().bytes();
+  }
+  for (const auto& r : f.results()) {
+    pef.outputs.push_back({r.name, r.value->type()});
+    pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
+  }
+  pef.programs.push_back({{0}, f.name(), printModule(*m.module)});
+  log.line("program: " + std::to_string(f.ops().size()) + " ops, " + std::to_string(pef.inputs.size()) +
+           " inputs, " + std::to_string(pef.outputs.size()) + " outputs, " + std::to_string(paramCount) +
+           " parameters (" + std::to_string(paramBytes) + " bytes)");
+
+  fs::create_directories(dir);
+  CompileResult r{(dir / (name + ".pef")).string(), (logDir / (name + ".log")).string()};
+  writePef(r.pefPath, pef);
+  log.line("wrote " + r.pefPath + " (" + elapsed() + ")");
+  fs::create_directories(logDir);
+  writeFileAtomic(r.logPath, log.text());
+  return r;
+}
+
+} // namespace shardc

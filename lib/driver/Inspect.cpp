@@ -1,0 +1,82 @@
+#include "shardc/driver/Driver.h"
+#include "shardc/ir/IR.h"
+#include "shardc/pef/Pef.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <sstream>
+
+namespace shardc {
+namespace {
+
+nlohmann::json tensorJson(const PefTensor& t) {
+  return {{"name", t.name}, {"dtype", std::string(dtypeName(t.type.dtype))}, {"shape", t.type.shape},
+          {"bytes", t.type.bytes()}};
+}
+
+} // namespace
+
+std::string inspectPef(const std::string& path, bool json) {
+  LoadedPef l = loadPef(path);
+  const Pef& p = l.pef;
+  std::map<std::string, int64_t> opCounts;
+  for (const auto& op : l.entry->ops()) ++opCounts[op->name()];
+  int64_t paramCount = 0, paramBytes = 0;
+  for (const auto& [name, t] : p.weights) {
+    paramCount += t.numel();
+    paramBytes += static_cast<int64_t>(t.byteSize());
+  }
+  if (json) {
+    nlohmann::json j;
+    j["shardc_version"] = p.shardcVersion;
+    j["format_version"] = kPefFormatVersion;
+    j["created_utc"] = p.createdUtc;
+    j["mode"] = p.mode;
+    j["arch"] = p.arch;
+    j["compile_args"] = p.compileArgs;
+    j["mesh"] = nlohmann::json::array();
+    for (const auto& [axis, size] : p.mesh) j["mesh"].push_back({{"axis", axis}, {"size", size}});
+    j["inputs"] = nlohmann::json::array();
+    for (const auto& t : p.inputs) j["inputs"].push_back(tensorJson(t));
+    j["outputs"] = nlohmann::json::array();
+    for (const auto& t : p.outputs) j["outputs"].push_back(tensorJson(t));
+    j["parameters"] = nlohmann::json::array();
+    for (const auto& b : p.buffers)
+      if (b.kind == BufferKind::Param || b.kind == BufferKind::OptState) {
+        nlohmann::json t = tensorJson(b.tensor);
+        t["kind"] = std::string(bufferKindName(b.kind));
+        j["parameters"].push_back(t);
+      }
+    j["parameter_count"] = paramCount;
+    j["parameter_bytes"] = paramBytes;
+    j["op_count"] = l.entry->ops().size();
+    j["ops"] = opCounts;
+    return j.dump(2) + "\n";
+  }
+  std::ostringstream os;
+  os << "PEF " << path << "\n";
+  os << "  format version " << kPefFormatVersion << ", shardc " << p.shardcVersion << ", created " << p.createdUtc << "\n";
+  os << "  mode: " << p.mode << ", arch: " << p.arch << ", devices: 1\n";
+  os << "  compile args:";
+  for (const auto& a : p.compileArgs) os << " " << a;
+  os << "\n  inputs:\n";
+  for (const auto& t : p.inputs) os << "    " << t.name << ": " << t.type.str() << "\n";
+  os << "  outputs:\n";
+  for (const auto& t : p.outputs) os << "    " << t.name << ": " << t.type.str() << "\n";
+  os << "  parameters: " << p.weights.size() << " tensors, " << paramCount << " values, " << paramBytes << " bytes\n";
+  for (const auto& b : p.buffers)
+    if (b.kind == BufferKind::Param || b.kind == BufferKind::OptState)
+      os << "    " << bufferKindName(b.kind) << " " << b.tensor.name << ": " << b.tensor.type.str() << " ("
+         << b.tensor.type.bytes() << " bytes)\n";
+  os << "  ops: " << l.entry->ops().size() << " (";
+  bool first = true;
+  for (const auto& [name, n] : opCounts) {
+    os << (first ? "" : ", ") << name << " " << n;
+    first = false;
+  }
+  os << ")\n";
+  return os.str();
+}
+
+} // namespace shardc

@@ -1,0 +1,100 @@
+// What the per-op import functions see: the node's inputs as IR values or compile-time
+// constants, attribute readers, and op emission with folding of all-constant operands.
+#pragma once
+
+#include "shardc/ir/Attribute.h"
+#include "shardc/ir/Builder.h"
+#include "shardc/ir/IR.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace shardc::onnximport {
+
+// An ONNX value during import: a compile-time constant, an IR value, or both (a constant
+// materialized as a `constant` op on first use as an operand).
+struct Entry {
+  Value* value = nullptr;
+  TensorRef constant;
+  // A weight's value: readable where ONNX needs a compile-time input, but never folded
+  // into constants, so that the weight stays a parameter.
+  TensorRef initializer;
+};
+
+// Converts an ONNX tensor with inline data (the importer inlines external data first) to
+// a host tensor. `where` names the tensor in errors.
+Tensor tensorFromProto(const onnx::TensorProto& t, const std::string& where);
+DType dtypeFromOnnx(int32_t onnxType, const std::string& where);
+
+class Context {
+public:
+  Context(Function& f, std::string file, int64_t opset) : f_(f), b_(f), file_(std::move(file)), opset_(opset) {}
+
+  int64_t opset() const { return opset_; }
+  Function& function() { return f_; }
+
+  void define(const std::string& name, Entry e) { values_[name] = std::move(e); }
+  bool isDefined(const std::string& name) const { return values_.count(name) != 0; }
+  const Entry* lookup(const std::string& name) const;
+
+  // The node being imported; errors name it.
+  void setNode(const onnx::NodeProto* node) { node_ = node; }
+  [[noreturn]] void fail(const std::string& message) const;
+
+  size_t numInputs() const;
+  size_t numOutputs() const { return static_cast<size_t>(node_->output_size()); }
+  bool hasInput(size_t i) const; // present and not the empty name
+  TensorType inputType(size_t i);
+  // Input i as an IR value (materializing a constant).
+  Value* input(size_t i);
+  // Input i's compile-time value, or nullptr when it is only known at run time.
+  const Tensor* constantInput(size_t i);
+  // As constantInput, failing with a message that names `what` when not constant.
+  const Tensor& requireConstant(size_t i, const std::string& what);
+  std::vector<int64_t> constantInts(size_t i, const std::string& what);
+
+  bool hasAttr(const std::string& name) const;
+  int64_t attrInt(const std::string& name, std::optional<int64_t> dflt = std::nullopt) const;
+  float attrFloat(const std::string& name, std::optional<float> dflt = std::nullopt) const;
+  std::string attrString(const std::string& name, std::optional<std::string> dflt = std::nullopt) const;
+  std::vector<int64_t> attrInts(const std::string& name,
+                                std::optional<std::vector<int64_t>> dflt = std::nullopt) const;
+  const onnx::TensorProto& attrTensor(const std::string& name) const;
+
+  // Emits op `name`; when every operand is a constant (and the result is small) the op is
+  // evaluated now and its results are constants. Invalid operands fail with the op's message.
+  std::vector<Entry> emit(const std::string& name, const std::vector<Entry>& operands, AttrDict attrs = {});
+  Entry emit1(const std::string& name, const std::vector<Entry>& operands, AttrDict attrs = {}) {
+    return emit(name, operands, std::move(attrs))[0];
+  }
+  Entry in(size_t i); // input i as an Entry (constant kept when known)
+  Entry constant(Tensor t) { return Entry{nullptr, std::make_shared<Tensor>(std::move(t)), nullptr}; }
+  Entry scalar(DType t, double v);
+  Value* materialize(Entry& e);
+  TensorType typeOf(const Entry& e) const;
+
+private:
+  const onnx::AttributeProto* findAttr(const std::string& name) const;
+  std::string nodeDesc() const;
+
+  Function& f_;
+  Builder b_;
+  std::string file_;
+  int64_t opset_;
+  const onnx::NodeProto* node_ = nullptr;
+  std::unordered_map<std::string, Entry> values_;
+};
+
+using ImportFn = std::function<std::vector<Entry>(Context&)>;
+using OpTable = std::map<std::string, ImportFn>;
+
+void registerMathImports(OpTable& t);
+void registerShapeImports(OpTable& t);
+void registerNNImports(OpTable& t);
+
+} // namespace shardc::onnximport

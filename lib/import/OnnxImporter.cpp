@@ -1,0 +1,174 @@
+// ONNX model loading and the graph walk; the per-op mappings live in OnnxOps*.cpp.
+#include "shardc/import/OnnxImporter.h"
+
+#include "OnnxContext.h"
+#include "shardc/ir/Diagnostics.h"
+#include "shardc/ir/Verifier.h"
+#include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
+#include "shardc/transforms/Passes.h"
+
+#include <onnx/shape_inference/implementation.h>
+
+#include <filesystem>
+
+namespace shardc {
+namespace {
+using namespace onnximport;
+
+const OpTable& opTable() {
+  static const OpTable table = [] {
+    OpTable t;
+    registerMathImports(t);
+    registerShapeImports(t);
+    registerNNImports(t);
+    return t;
+  }();
+  return table;
+}
+
+// Replaces external data references by inline raw_data, reading each side file once.
+void inlineExternalData(onnx::GraphProto& g, const std::string& modelPath) {
+  std::filesystem::path dir = std::filesystem::path(modelPath).parent_path();
+  std::map<std::string, std::string> files;
+  for (auto& t : *g.mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : t.external_data()) {
+      try {
+        if (kv.key() == "location") location = kv.value();
+        else if (kv.key() == "offset") offset = std::stoll(kv.value());
+        else if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        throw Error(modelPath + ": initializer '" + t.name() + "' has a malformed external_data " + kv.key());
+      }
+    }
+    if (location.empty()) throw Error(modelPath + ": initializer '" + t.name() + "' has external data without a location");
+    auto it = files.find(location);
+    if (it == files.end()) {
+      std::string path = (dir / location).string();
+      it = files.emplace(location, readFile(path)).first;
+    }
+    const std::string& data = it->second;
+    if (length < 0) length = static_cast<int64_t>(data.size()) - offset;
+    if (offset < 0 || length < 0 || offset + length > static_cast<int64_t>(data.size()))
+      throw Error(modelPath + ": initializer '" + t.name() + "' reads bytes " + std::to_string(offset) + ".." +
+                  std::to_string(offset + length) + " of " + location + ", which has " + std::to_string(data.size()));
+    t.set_raw_data(data.substr(static_cast<size_t>(offset), static_cast<size_t>(length)));
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+  }
+}
+
+TensorType inputType(const onnx::ValueInfoProto& vi, const ImportOptions& opts, const std::string& path) {
+  std::string where = path + ": input '" + vi.name() + "'";
+  if (!vi.type().has_tensor_type()) throw Error(where + " is not a tensor");
+  const auto& tt = vi.type().tensor_type();
+  TensorType t;
+  t.dtype = dtypeFromOnnx(tt.elem_type(), where);
+  if (!tt.has_shape()) throw Error(where + " has no shape; shardc needs static shapes");
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    if (i == 0 && opts.batchSize) {
+      t.shape.push_back(*opts.batchSize);
+    } else if (d.has_dim_value()) {
+      t.shape.push_back(d.dim_value());
+    } else {
+      std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unnamed";
+      throw Error(where + ": dimension " + std::to_string(i) + " is symbolic (" + sym + ")" +
+                  (i == 0 ? "; give the batch size with -b/--batch-size" : "; shardc needs static shapes"));
+    }
+  }
+  if (!checkedNumel(t.shape)) throw Error(where + " has an invalid shape " + shapeStr(t.shape));
+  return t;
+}
+
+} // namespace
+
+std::vector<std::string> supportedOnnxOps() {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : opTable()) names.push_back(name);
+  return names;
+}
+
+ImportedModel::ImportedModel() = default;
+ImportedModel::ImportedModel(ImportedModel&&) = default;
+ImportedModel::~ImportedModel() = default;
+
+ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
+  std::string bytes = readFile(path);
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    throw Error(path + ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
+  if (!model.has_graph()) throw Error(path + ": the ONNX model has no graph");
+  int64_t opset = -1;
+  for (const auto& os : model.opset_import())
+    if (os.domain().empty() || os.domain() == "ai.onnx") opset = os.version();
+  if (opset < 0) throw Error(path + ": the model imports no version of the default ONNX opset");
+  if (opset < 7) throw Error(path + ": opset " + std::to_string(opset) + " is too old (shardc reads opset 7 and later)");
+  if (opts.batchSize && *opts.batchSize <= 0)
+    throw Error("--batch-size must be positive, got " + std::to_string(*opts.batchSize));
+  onnx::GraphProto& g = *model.mutable_graph();
+  inlineExternalData(g, path);
+
+  // ONNX's own checks and shape inference catch malformed graphs early, with its messages.
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    throw Error(path + ": ONNX shape inference failed: " + e.what());
+  }
+
+  ImportedModel result;
+  result.module = std::make_unique<Module>();
+  result.module->filename = path;
+  Function* f = result.module->addFunction("main");
+  Context ctx(*f, path, opset);
+
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  for (const auto& t : g.initializer()) initializers[t.name()] = &t;
+  for (const auto& vi : g.input()) {
+    if (initializers.count(vi.name())) continue; // an initializer listed as input (old exporters)
+    ctx.define(vi.name(), Entry{f->addArgument(vi.name(), inputType(vi, opts, path), ArgKind::Input), nullptr, nullptr});
+  }
+  for (const auto& t : g.initializer()) {
+    Tensor value = tensorFromProto(t, path + ": initializer '" + t.name() + "'");
+    auto ref = std::make_shared<Tensor>(std::move(value));
+    // Weights are parameters; integer and bool tensors (shapes, indices, masks) are constants.
+    Value* param = isFloat(ref->dtype()) ? f->addArgument(t.name(), ref->type(), ArgKind::Param) : nullptr;
+    if (param) result.weights[t.name()] = ref;
+    ctx.define(t.name(), param ? Entry{param, nullptr, ref} : Entry{nullptr, ref, nullptr});
+  }
+
+  const OpTable& table = opTable();
+  for (const auto& node : g.node()) {
+    ctx.setNode(&node);
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      ctx.fail("ops of domain '" + node.domain() + "' are not supported");
+    auto it = table.find(node.op_type());
+    if (it == table.end()) ctx.fail("unsupported ONNX op '" + node.op_type() + "'");
+    std::vector<Entry> outs = it->second(ctx);
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (node.output(i).empty()) continue;
+      if (static_cast<size_t>(i) >= outs.size() || (!outs[static_cast<size_t>(i)].value && !outs[static_cast<size_t>(i)].constant))
+        ctx.fail("output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
+      ctx.define(node.output(i), outs[static_cast<size_t>(i)]);
+    }
+  }
+  ctx.setNode(nullptr);
+  for (const auto& vi : g.output()) {
+    const Entry* e = ctx.lookup(vi.name());
+    if (!e) throw Error(path + ": graph output '" + vi.name() + "' is never computed");
+    Entry copy = *e;
+    f->addResult(vi.name(), ctx.materialize(copy));
+  }
+  // Drop what the folding left unused and merge repeated constants.
+  eliminateCommonSubexpressions(*f);
+  eliminateDeadCode(*f);
+  DiagEngine diags(path);
+  if (!verifyFunction(*f, diags))
+    throw Error("internal error: imported IR is invalid: " + diags.format(diags.diagnostics()[0]));
+  return result;
+}
+
+} // namespace shardc

@@ -1,0 +1,131 @@
+// shardc: compile a model into a PEF, run a PEF, inspect a PEF.
+#include "shardc/Version.h"
+#include "shardc/driver/Driver.h"
+#include "shardc/support/Error.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+using namespace shardc;
+
+namespace {
+
+// Flags of the command-line contract whose stages are not built yet: accepted by the
+// parser so that using one gives a clear message instead of "unknown option".
+struct LaterFlags {
+  bool o0 = false, o1 = false, o3 = false, hypersection = false, dataParallel = false, autoPartition = false;
+  std::string rules, tensorParallel, mesh, strategy, optimizer;
+  std::vector<double> scaling;
+  int64_t nChips = 0, worldSize = 0;
+  double learningRate = 0;
+
+  void add(CLI::App* c) {
+    c->add_flag("--o0", o0, "optimization level 0: each op its own section (not supported yet)");
+    c->add_flag("--o1", o1, "optimization level 1: fusion by rules (not supported yet)");
+    c->add_flag("--o3", o3, "optimization level 3: whole graph (default)");
+    c->add_option("--optimization-rules", rules, "fusion rules for -o1 (not supported yet)");
+    c->add_flag("--enable-hypersection", hypersection, "compile repeated subgraphs once (not supported yet)");
+    c->add_option("--resources-scaling-factors", scaling, "F F F [F] (not supported yet)");
+    c->add_option("--tensor-parallel", tensorParallel, "batch|weight (not supported yet)");
+    c->add_option("--n-chips", nChips, "chips for tensor parallelism (not supported yet)");
+    c->add_flag("--data-parallel", dataParallel, "data parallel replicas (not supported yet)");
+    c->add_option("--world-size", worldSize, "-ws N: data parallel replicas (not supported yet)");
+    c->add_option("--mesh", mesh, "AXIS=N[,AXIS=N...] device mesh (not supported yet)");
+    c->add_flag("--auto-partition", autoPartition, "search for the partitioning (not supported yet)");
+    c->add_option("--strategy", strategy, "manual shardings (not supported yet)");
+    c->add_option("--optimizer", optimizer, "sgd|adam|adamw (not supported yet)");
+    c->add_option("--learning-rate", learningRate, "training learning rate (not supported yet)");
+  }
+
+  void rejectUsed(CLI::App* c) const {
+    for (const char* name : {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
+                             "--resources-scaling-factors", "--tensor-parallel", "--n-chips",
+                             "--data-parallel", "--world-size", "--mesh", "--auto-partition",
+                             "--strategy", "--optimizer", "--learning-rate"})
+      if (c->count(name)) {
+        std::string shown = std::string(name) == "--world-size" ? "-ws/--world-size"
+                            : std::string(name) == "--o0"       ? "-o0"
+                            : std::string(name) == "--o1"       ? "-o1"
+                                                                : name;
+        throw Error(shown + " is not supported yet");
+      }
+  }
+};
+
+// SambaFlow spells some flags with one dash and several letters (-o0, -ws); CLI11 reads
+// those as short-option clusters, so rename them first.
+std::vector<std::string> normalizeArgs(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-o0" || a == "-o1" || a == "-o3") a = "--" + a.substr(1);
+    else if (a == "-ws") a = "--world-size";
+    args.push_back(a);
+  }
+  std::reverse(args.begin(), args.end()); // CLI11 takes argument vectors in reverse
+  return args;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"shardc: compile ML models into partitioned executables (PEF) and run them"};
+  app.set_version_flag("--version", std::string("shardc ") + kShardcVersion);
+  app.require_subcommand(1);
+
+  CompileOptions co;
+  LaterFlags later;
+  CLI::App* compile = app.add_subcommand("compile", "compile a model (.onnx or text IR) into a PEF");
+  compile->add_option("model", co.model, "the model: .onnx, or shardc text IR")->required();
+  compile->add_option("--pef-name", co.pefName, "PEF name (default shardc-<date>-<time>-<pid>)");
+  compile->add_option("--output-folder", co.outputFolder, "writes DIR/NAME/NAME.pef and NAME.log (default ./out)");
+  compile->add_flag("--inference", co.inference, "forward pass only");
+  compile->add_option("-b,--batch-size", co.batchSize, "rebind the inputs' batch dimension (dim 0)")
+      ->check(CLI::PositiveNumber);
+  compile->add_option("--arch", co.arch, "target: native (default) or cpu");
+  compile->add_flag("--verbose", co.verbose, "log each pass with its time on stderr");
+  compile->add_flag("--debug", co.debug, "dump the IR after each pass that changed it, numbered");
+  compile->add_option("--log-dir", co.logDir, "where the log and debug dumps go (default: the PEF's folder)");
+  compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models");
+  later.add(compile);
+
+  RunOptions ro;
+  CLI::App* run = app.add_subcommand("run", "run a PEF on the CPU");
+  run->add_option("--pef", ro.pef, "the PEF file")->required();
+  run->add_option("--input", ro.inputs, "NAME=FILE.npy for each model input");
+  run->add_option("--output-dir", ro.outputDir, "writes DIR/<output-name>.npy (default .)");
+
+  std::string inspectPath;
+  bool json = false;
+  CLI::App* inspect = app.add_subcommand("inspect", "describe a PEF");
+  inspect->add_option("pef", inspectPath, "the PEF file")->required();
+  inspect->add_flag("--json", json, "machine-readable output");
+
+  try {
+    app.parse(normalizeArgs(argc, argv));
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (compile->parsed()) {
+      later.rejectUsed(compile);
+      for (int i = 0; i < argc; ++i) co.commandLine.push_back(argv[i]);
+      CompileResult r = compileModel(co);
+      std::cout << "wrote " << r.pefPath << "\n";
+    } else if (run->parsed()) {
+      runPef(ro);
+    } else if (inspect->parsed()) {
+      std::cout << inspectPef(inspectPath, json);
+    }
+  } catch (const Error& e) {
+    std::cerr << "shardc: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "shardc: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,159 @@
+// Robustness of the text-IR parser on every .ir file of the source tree (examples/ and
+// test/): every prefix and a few hundred deterministic byte mutations of each file must
+// parse or fail with a positioned diagnostic, never crash; whatever parses must print to
+// text that parses back to the same text.
+#include "shardc/ir/Diagnostics.h"
+#include "shardc/ir/IR.h"
+#include "shardc/ir/Parser.h"
+#include "shardc/ir/Printer.h"
+#include "shardc/ir/Verifier.h"
+#include "shardc/support/FileUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+using namespace shardc;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> irFiles() {
+  std::vector<fs::path> files;
+  for (const char* dir : {"examples", "test"})
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(SHARDC_SOURCE_DIR) / dir))
+      if (e.is_regular_file() && e.path().extension() == ".ir") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string sourceRelative(const fs::path& p) {
+  return fs::relative(p, SHARDC_SOURCE_DIR).string();
+}
+
+// Parses `text`; on failure checks that there is a diagnostic inside the text. On success
+// verifies the module and checks that printing is a fixed point. Returns whether it parsed;
+// `what` names the input in failure messages.
+bool parseChecked(std::string_view text, const std::string& what) {
+  DiagEngine diags("fuzz.ir");
+  std::unique_ptr<Module> m = parseModule(text, diags);
+  if (m) verifyModule(*m, diags);
+  uint32_t lines = static_cast<uint32_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  if (!m) EXPECT_TRUE(diags.hasErrors()) << what << ": parse failed without a diagnostic";
+  for (const Diagnostic& d : diags.diagnostics()) {
+    EXPECT_GE(d.loc.line, 1u) << what << ": " << diags.format(d);
+    EXPECT_LE(d.loc.line, lines) << what << ": " << diags.format(d);
+    EXPECT_GE(d.loc.col, 1u) << what << ": " << diags.format(d);
+  }
+  if (!m) return false;
+  std::string printed = printModule(*m);
+  DiagEngine again("printed.ir");
+  std::unique_ptr<Module> m2 = parseModule(printed, again);
+  if (!m2) {
+    ADD_FAILURE() << what << ": printed module does not parse: "
+                  << (again.hasErrors() ? again.format(again.diagnostics()[0]) : "") << "\n"
+                  << printed;
+    return true;
+  }
+  EXPECT_EQ(printModule(*m2), printed) << what << ": printing is not a fixed point";
+  return true;
+}
+
+// One random edit: overwrite, insert or delete a byte, duplicate or drop a short run, or
+// swap a number for an edge value.
+// Overwrites favour bytes that matter to the grammar, to get past the first token.
+void mutate(std::string& s, std::mt19937& rng) {
+  static const std::string kInteresting = "0123456789-+.e%@\"[](){}<>,:=/\\\n fi_x";
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  auto byte = [&]() -> char {
+    if (pick(4) == 0) return static_cast<char>(pick(256));
+    return kInteresting[pick(kInteresting.size())];
+  };
+  if (s.empty()) {
+    s.push_back(byte());
+    return;
+  }
+  size_t at = pick(s.size());
+  switch (pick(6)) {
+  case 5: { // replace the number at or after `at` by an edge value, to reach the shape rules
+    static const char* kNumbers[] = {"0", "1", "-1", "2", "-2", "3", "65536", "2147483648",
+                                     "-9223372036854775808", "9223372036854775807",
+                                     "281474976710656", "1e308", "nan", "-inf", "0.5"};
+    size_t b = s.find_first_of("0123456789", at);
+    if (b == std::string::npos) break;
+    if (b > 0 && s[b - 1] == '-') --b;
+    size_t e = s.find_first_not_of("0123456789.e", b + 1);
+    s.replace(b, (e == std::string::npos ? s.size() : e) - b, kNumbers[pick(std::size(kNumbers))]);
+    break;
+  }
+  case 0: s[at] = byte(); break;
+  case 1: s.insert(s.begin() + static_cast<std::ptrdiff_t>(at), byte()); break;
+  case 2: s.erase(at, 1); break;
+  case 3: {
+    size_t len = std::min<size_t>(1 + pick(16), s.size() - at);
+    s.insert(pick(s.size()), s.substr(at, len));
+    break;
+  }
+  default: s.erase(at, 1 + pick(16)); break;
+  }
+}
+
+TEST(ParserFuzzTest, FindsTheCorpus) {
+  auto files = irFiles();
+  auto has = [&](const std::string& rel) {
+    return std::any_of(files.begin(), files.end(), [&](const fs::path& p) { return sourceRelative(p) == rel; });
+  };
+  EXPECT_TRUE(has("examples/mlp.ir"));
+  EXPECT_TRUE(has("test/IR/roundtrip.ir"));
+}
+
+TEST(ParserFuzzTest, ValidFilesRoundTrip) {
+  // These must parse, so that the round-trip check below is not vacuous.
+  for (const char* rel : {"examples/mlp.ir", "test/IR/roundtrip.ir"}) {
+    std::string text = readFile((fs::path(SHARDC_SOURCE_DIR) / rel).string());
+    EXPECT_TRUE(parseChecked(text, rel)) << rel << " should parse";
+  }
+  int parsed = 0;
+  for (const fs::path& p : irFiles()) parsed += parseChecked(readFile(p.string()), sourceRelative(p));
+  EXPECT_GE(parsed, 2);
+}
+
+TEST(ParserFuzzTest, EveryPrefix) {
+  for (const fs::path& p : irFiles()) {
+    std::string text = readFile(p.string());
+    std::string rel = sourceRelative(p);
+    for (size_t n = 0; n <= text.size(); ++n) {
+      parseChecked(std::string_view(text).substr(0, n), rel + " truncated to " + std::to_string(n) + " bytes");
+      if (::testing::Test::HasFailure()) return; // one broken file would print thousands
+    }
+  }
+}
+
+TEST(ParserFuzzTest, RandomMutations) {
+  // SHARDC_FUZZ_MUTANTS=N runs a longer campaign locally.
+  int mutantsPerFile = 300;
+  if (const char* n = std::getenv("SHARDC_FUZZ_MUTANTS")) mutantsPerFile = std::atoi(n);
+  for (const fs::path& p : irFiles()) {
+    std::string text = readFile(p.string());
+    std::string rel = sourceRelative(p);
+    // Seeded by the file name (FNV-1a), so a failure reproduces whatever other files exist.
+    uint32_t seed = 2166136261u;
+    for (char c : rel) seed = (seed ^ static_cast<uint8_t>(c)) * 16777619u;
+    std::mt19937 rng(seed);
+    for (int i = 0; i < mutantsPerFile; ++i) {
+      std::string mutant = text;
+      int edits = 1 + static_cast<int>(rng() % 4);
+      for (int e = 0; e < edits; ++e) mutate(mutant, rng);
+      parseChecked(mutant, rel + " mutant " + std::to_string(i));
+      if (::testing::Test::HasFailure()) {
+        ADD_FAILURE() << "first failing mutant of " << rel << ":\n" << mutant;
+        return;
+      }
+    }
+  }
+}
+
+} // namespace
