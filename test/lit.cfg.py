@@ -12,5 +12,7 @@ config.test_exec_root = os.path.join(config.shardc_obj_root, "test")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.shardc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%shardc-bin", os.path.join(config.shardc_tools_dir, "shardc")))
+config.substitutions.append(("%shardc ", os.path.join(config.shardc_tools_dir, "shardc") + " "))
 config.substitutions.append(("%shardc-opt", os.path.join(config.shardc_tools_dir, "shardc-opt")))
 config.substitutions.append(("%python", config.python_executable))

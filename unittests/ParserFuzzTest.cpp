@@ -34,6 +34,34 @@ std::string sourceRelative(const fs::path& p) {
   return fs::relative(p, SHARDC_SOURCE_DIR).string();
 }
 
+// An input to fuzz: a whole file, or one `//--- name` part of a split-file test (most tests
+// keep many small cases in one file, and the parser stops at the first error).
+struct Unit {
+  std::string name;
+  std::string text;
+};
+
+std::vector<Unit> units() {
+  std::vector<Unit> out;
+  for (const fs::path& p : irFiles()) {
+    std::string text = readFile(p.string()), rel = sourceRelative(p);
+    out.push_back({rel, text});
+    const std::string marker = "//--- ";
+    size_t at = text.rfind(marker, 0) == 0 ? 0 : text.find("\n" + marker);
+    while (at != std::string::npos) {
+      size_t nameStart = text.find(marker, at) + marker.size();
+      size_t bodyStart = text.find('\n', nameStart);
+      if (bodyStart == std::string::npos) break;
+      size_t next = text.find("\n" + marker, bodyStart);
+      size_t end = next == std::string::npos ? text.size() : next + 1;
+      out.push_back({rel + ":" + text.substr(nameStart, bodyStart - nameStart),
+                     text.substr(bodyStart + 1, end - bodyStart - 1)});
+      at = next;
+    }
+  }
+  return out;
+}
+
 // Parses `text`; on failure checks that there is a diagnostic inside the text. On success
 // verifies the module and checks that printing is a fixed point. Returns whether it parsed;
 // `what` names the input in failure messages.
@@ -117,16 +145,14 @@ TEST(ParserFuzzTest, ValidFilesRoundTrip) {
     EXPECT_TRUE(parseChecked(text, rel)) << rel << " should parse";
   }
   int parsed = 0;
-  for (const fs::path& p : irFiles()) parsed += parseChecked(readFile(p.string()), sourceRelative(p));
+  for (const Unit& u : units()) parsed += parseChecked(u.text, u.name);
   EXPECT_GE(parsed, 2);
 }
 
 TEST(ParserFuzzTest, EveryPrefix) {
-  for (const fs::path& p : irFiles()) {
-    std::string text = readFile(p.string());
-    std::string rel = sourceRelative(p);
-    for (size_t n = 0; n <= text.size(); ++n) {
-      parseChecked(std::string_view(text).substr(0, n), rel + " truncated to " + std::to_string(n) + " bytes");
+  for (const Unit& u : units()) {
+    for (size_t n = 0; n <= u.text.size(); ++n) {
+      parseChecked(std::string_view(u.text).substr(0, n), u.name + " truncated to " + std::to_string(n) + " bytes");
       if (::testing::Test::HasFailure()) return; // one broken file would print thousands
     }
   }
@@ -134,22 +160,20 @@ TEST(ParserFuzzTest, EveryPrefix) {
 
 TEST(ParserFuzzTest, RandomMutations) {
   // SHARDC_FUZZ_MUTANTS=N runs a longer campaign locally.
-  int mutantsPerFile = 300;
-  if (const char* n = std::getenv("SHARDC_FUZZ_MUTANTS")) mutantsPerFile = std::atoi(n);
-  for (const fs::path& p : irFiles()) {
-    std::string text = readFile(p.string());
-    std::string rel = sourceRelative(p);
-    // Seeded by the file name (FNV-1a), so a failure reproduces whatever other files exist.
+  int mutantsPerUnit = 200;
+  if (const char* n = std::getenv("SHARDC_FUZZ_MUTANTS")) mutantsPerUnit = std::atoi(n);
+  for (const Unit& u : units()) {
+    // Seeded by the unit's name (FNV-1a), so a failure reproduces whatever other files exist.
     uint32_t seed = 2166136261u;
-    for (char c : rel) seed = (seed ^ static_cast<uint8_t>(c)) * 16777619u;
+    for (char c : u.name) seed = (seed ^ static_cast<uint8_t>(c)) * 16777619u;
     std::mt19937 rng(seed);
-    for (int i = 0; i < mutantsPerFile; ++i) {
-      std::string mutant = text;
+    for (int i = 0; i < mutantsPerUnit; ++i) {
+      std::string mutant = u.text;
       int edits = 1 + static_cast<int>(rng() % 4);
       for (int e = 0; e < edits; ++e) mutate(mutant, rng);
-      parseChecked(mutant, rel + " mutant " + std::to_string(i));
+      parseChecked(mutant, u.name + " mutant " + std::to_string(i));
       if (::testing::Test::HasFailure()) {
-        ADD_FAILURE() << "first failing mutant of " << rel << ":\n" << mutant;
+        ADD_FAILURE() << "first failing mutant of " << u.name << ":\n" << mutant;
         return;
       }
     }

@@ -73,7 +73,7 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
   DiagEngine diags(o.model);
   m.module = parseModule(text, diags);
   if (m.module) verifyModule(*m.module, diags);
-  if (diags.hasErrors()) throw Error(diags.format(diags.diagnostics()[0]));
+  if (diags.hasErrors()) throw Error(diags.formatLocated(diags.diagnostics()[0]));
   if (m.module->functions().size() != 1)
     throw Error(o.model + ": a model in text IR must hold exactly one function");
   if (o.batchSize) throw Error("-b/--batch-size is supported for ONNX models only");

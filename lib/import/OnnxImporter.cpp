@@ -112,6 +112,17 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   onnx::GraphProto& g = *model.mutable_graph();
   inlineExternalData(g, path);
 
+  // Unsupported ops first: that message is more useful than a shape-inference failure.
+  {
+    Function scratch("scratch");
+    Context probe(scratch, path, opset);
+    for (const auto& node : g.node()) {
+      probe.setNode(&node);
+      if (!node.domain().empty() && node.domain() != "ai.onnx")
+        probe.fail("ops of domain '" + node.domain() + "' are not supported");
+      if (!opTable().count(node.op_type())) probe.fail("unsupported ONNX op '" + node.op_type() + "'");
+    }
+  }
   // ONNX's own checks and shape inference catch malformed graphs early, with its messages.
   try {
     onnx::shape_inference::InferShapes(model);
@@ -127,8 +138,16 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
 
   std::map<std::string, const onnx::TensorProto*> initializers;
   for (const auto& t : g.initializer()) initializers[t.name()] = &t;
+  std::string fixedBatchNote;
   for (const auto& vi : g.input()) {
     if (initializers.count(vi.name())) continue; // an initializer listed as input (old exporters)
+    const auto& shape = vi.type().tensor_type().shape();
+    if (opts.batchSize && shape.dim_size() > 0 && shape.dim(0).has_dim_value() &&
+        shape.dim(0).dim_value() != *opts.batchSize && fixedBatchNote.empty())
+      fixedBatchNote = " (note: input '" + vi.name() + "' was exported with a fixed batch of " +
+                       std::to_string(shape.dim(0).dim_value()) + "; -b rebinds it, which works " +
+                       "for models exported with a dynamic batch axis, e.g. torch.onnx.export(..., " +
+                       "dynamic_axes={'" + vi.name() + "': {0: 'batch'}}))";
     ctx.define(vi.name(), Entry{f->addArgument(vi.name(), inputType(vi, opts, path), ArgKind::Input), nullptr, nullptr});
   }
   for (const auto& t : g.initializer()) {
@@ -143,11 +162,14 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   const OpTable& table = opTable();
   for (const auto& node : g.node()) {
     ctx.setNode(&node);
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      ctx.fail("ops of domain '" + node.domain() + "' are not supported");
-    auto it = table.find(node.op_type());
-    if (it == table.end()) ctx.fail("unsupported ONNX op '" + node.op_type() + "'");
-    std::vector<Entry> outs = it->second(ctx);
+    std::vector<Entry> outs;
+    try {
+      outs = table.at(node.op_type())(ctx);
+    } catch (const Error& e) {
+      // A batch rebound on a model exported with a fixed batch breaks its baked-in shapes.
+      if (!fixedBatchNote.empty()) throw Error(std::string(e.what()) + fixedBatchNote);
+      throw;
+    }
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
       if (static_cast<size_t>(i) >= outs.size() || (!outs[static_cast<size_t>(i)].value && !outs[static_cast<size_t>(i)].constant))

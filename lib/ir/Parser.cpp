@@ -262,8 +262,10 @@ private:
     while (tok_.kind == Tok::ValueRef) {
       resultToks.push_back(tok_);
       advance();
-      if (isPunct(',')) advance();
-      else break;
+      if (!isPunct(',')) break;
+      advance();
+      // "%a, = op(...)" is a typo, not a one-result op.
+      if (tok_.kind != Tok::ValueRef) return fail("expected a value like %x, got " + describe()), false;
     }
     if (resultToks.empty()) return fail("expected an op like '%r = name(...) : type' or 'return', got " + describe()), false;
     if (!expectPunct('=')) return false;
@@ -357,7 +359,8 @@ private:
     Loc retLoc = tok_.loc;
     advance();
     std::vector<std::pair<Value*, Loc>> returned;
-    while (tok_.kind == Tok::ValueRef) {
+    // After a comma another value must follow.
+    while (tok_.kind == Tok::ValueRef || !returned.empty()) {
       Loc l = tok_.loc;
       Value* v = lookupValue();
       if (!v) return false;

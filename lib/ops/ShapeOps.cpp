@@ -147,7 +147,8 @@ void registerSlice(OpRegistry& r) {
       if (start[i] < 0 || start[i] > limit[i] || limit[i] > x.shape[i])
         return "dim " + std::to_string(i) + ": need 0 <= start (" + std::to_string(start[i]) +
                ") <= limit (" + std::to_string(limit[i]) + ") <= " + std::to_string(x.shape[i]);
-      out.push_back((limit[i] - start[i] + stride[i] - 1) / stride[i]);
+      // ceil((limit - start) / stride), without overflow for huge strides.
+      out.push_back(limit[i] == start[i] ? 0 : (limit[i] - start[i] - 1) / stride[i] + 1);
     }
     res = {TensorType{x.dtype, out}};
     return std::string();

@@ -23,7 +23,7 @@ LoadedPef loadPef(const std::string& path) {
   DiagEngine diags(path + " (program)");
   l.module = parseModule(prog.ir, diags);
   if (l.module) verifyModule(*l.module, diags);
-  if (diags.hasErrors()) throw Error(path + ": the program is invalid: " + diags.format(diags.diagnostics()[0]));
+  if (diags.hasErrors()) throw Error(path + ": the program is invalid: " + diags.formatLocated(diags.diagnostics()[0]));
   l.entry = l.module->findFunction(prog.entry);
   if (!l.entry) throw Error(path + ": the program has no entry function @" + prog.entry);
   std::map<std::string, const Tensor*> weights;

@@ -104,6 +104,11 @@ int main(int argc, char** argv) {
   inspect->add_option("pef", inspectPath, "the PEF file")->required();
   inspect->add_flag("--json", json, "machine-readable output");
 
+  std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && first != "compile" && first != "run" && first != "inspect") {
+    std::cerr << "shardc: error: unknown command '" << first << "' (commands: compile, run, inspect)\n";
+    return 1;
+  }
   try {
     app.parse(normalizeArgs(argc, argv));
   } catch (const CLI::ParseError& e) {

@@ -22,8 +22,10 @@ public:
   const std::vector<Diagnostic>& diagnostics() const { return diags_; }
   const std::string& filename() const { return filename_; }
   void clear() { diags_.clear(); }
-  // One line per diagnostic.
+  // One line per diagnostic: "file:line:col: error: message".
   std::string format(const Diagnostic& d) const;
+  // "file:line:col: message", for wrapping into another error.
+  std::string formatLocated(const Diagnostic& d) const;
   void print(std::ostream& os) const;
 
 private:
