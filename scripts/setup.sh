@@ -22,6 +22,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # tests: GoogleTest, lit + FileCheck (llvm-14-tools), Google Benchmark
   libgtest-dev libgmock-dev llvm-14-tools libbenchmark-dev python3
+  # ONNX's backend test cases, for the importer's conformance test
+  libonnx-testdata
   # fixtures: reference values come from numpy and PyTorch
   python3-numpy python3-torch python3-onnx
   # style

@@ -143,9 +143,15 @@ Entry Context::scalar(DType t, double v) {
 }
 
 const onnx::AttributeProto* Context::findAttr(const std::string& name) const {
+  readAttrs_.insert(name);
   for (const auto& a : node_->attribute())
     if (a.name() == name) return &a;
   return nullptr;
+}
+
+void Context::checkAllAttrsRead() const {
+  for (const auto& a : node_->attribute())
+    if (!readAttrs_.count(a.name())) fail("attribute '" + a.name() + "' is not supported");
 }
 
 bool Context::hasAttr(const std::string& name) const { return findAttr(name) != nullptr; }

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -43,7 +44,10 @@ public:
   const Entry* lookup(const std::string& name) const;
 
   // The node being imported; errors name it.
-  void setNode(const onnx::NodeProto* node) { node_ = node; }
+  void setNode(const onnx::NodeProto* node) {
+    node_ = node;
+    readAttrs_.clear();
+  }
   [[noreturn]] void fail(const std::string& message) const;
 
   size_t numInputs() const;
@@ -59,6 +63,12 @@ public:
   std::vector<int64_t> constantInts(size_t i, const std::string& what);
 
   bool hasAttr(const std::string& name) const;
+  // Marks an attribute as deliberately ignored (it cannot change the result). Every other
+  // attribute of a node must be read, or the import fails: an attribute shardc does not
+  // understand must never be dropped silently.
+  void ignoreAttr(const std::string& name) const { readAttrs_.insert(name); }
+  // Fails naming the first attribute of the current node that was neither read nor ignored.
+  void checkAllAttrsRead() const;
   int64_t attrInt(const std::string& name, std::optional<int64_t> dflt = std::nullopt) const;
   float attrFloat(const std::string& name, std::optional<float> dflt = std::nullopt) const;
   std::string attrString(const std::string& name, std::optional<std::string> dflt = std::nullopt) const;
@@ -87,6 +97,7 @@ private:
   std::string file_;
   int64_t opset_;
   const onnx::NodeProto* node_ = nullptr;
+  mutable std::set<std::string> readAttrs_;
   std::unordered_map<std::string, Entry> values_;
 };
 

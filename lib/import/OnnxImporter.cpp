@@ -86,6 +86,13 @@ TensorType inputType(const onnx::ValueInfoProto& vi, const ImportOptions& opts, 
 
 } // namespace
 
+Tensor readOnnxTensor(const std::string& path) {
+  onnx::TensorProto t;
+  if (!t.ParseFromString(readFile(path))) throw Error(path + ": not a serialized ONNX tensor");
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) throw Error(path + ": external tensor data is not supported here");
+  return tensorFromProto(t, path);
+}
+
 std::vector<std::string> supportedOnnxOps() {
   std::vector<std::string> names;
   for (const auto& [name, fn] : opTable()) names.push_back(name);
@@ -94,6 +101,7 @@ std::vector<std::string> supportedOnnxOps() {
 
 ImportedModel::ImportedModel() = default;
 ImportedModel::ImportedModel(ImportedModel&&) = default;
+ImportedModel& ImportedModel::operator=(ImportedModel&&) = default;
 ImportedModel::~ImportedModel() = default;
 
 ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
@@ -106,7 +114,6 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   for (const auto& os : model.opset_import())
     if (os.domain().empty() || os.domain() == "ai.onnx") opset = os.version();
   if (opset < 0) throw Error(path + ": the model imports no version of the default ONNX opset");
-  if (opset < 7) throw Error(path + ": opset " + std::to_string(opset) + " is too old (shardc reads opset 7 and later)");
   if (opts.batchSize && *opts.batchSize <= 0)
     throw Error("--batch-size must be positive, got " + std::to_string(*opts.batchSize));
   onnx::GraphProto& g = *model.mutable_graph();
@@ -165,6 +172,7 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
     std::vector<Entry> outs;
     try {
       outs = table.at(node.op_type())(ctx);
+      ctx.checkAllAttrsRead();
     } catch (const Error& e) {
       // A batch rebound on a model exported with a fixed batch breaks its baked-in shapes.
       if (!fixedBatchNote.empty()) throw Error(std::string(e.what()) + fixedBatchNote);

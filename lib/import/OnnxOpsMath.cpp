@@ -59,6 +59,11 @@ std::vector<Entry> identity(Context& c) { return {c.in(0)}; }
 
 // Dropout at inference is the identity; its optional mask output is all true.
 std::vector<Entry> dropout(Context& c) {
+  bool training = c.opset() >= 12 ? c.hasInput(2) && (!c.constantInput(2) || c.constantInput(2)->getInt(0) != 0)
+                                  : c.opset() < 7 && c.attrInt("is_test", 0) == 0;
+  if (training) c.fail("training-mode Dropout is not supported yet");
+  c.ignoreAttr("seed");
+  c.ignoreAttr("ratio");
   Entry x = c.in(0);
   TensorType t = c.typeOf(x);
   Tensor mask(TensorType{DType::I1, t.shape});
@@ -154,6 +159,7 @@ std::vector<Entry> layerNormalization(Context& c) {
   if (!n) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(xt.rank()));
   TensorType norm{xt.dtype, Shape(xt.shape.begin() + *n, xt.shape.end())};
   AttrDict attrs{{"axis", *n}, {"epsilon", static_cast<double>(c.attrFloat("epsilon", 1e-5f))}};
+  c.ignoreAttr("stash_type"); // shardc normalizes in double precision anyway
   bool exact = c.typeOf(scale) == norm && (!c.hasInput(2) || c.typeOf(c.in(2)) == norm);
   if (exact) {
     std::vector<Entry> ops{x, scale};

@@ -55,6 +55,7 @@ ImportFn pool(const char* op, bool isMax) {
     TensorType xt = c.typeOf(x);
     require2d(c, xt);
     if (c.attrInt("ceil_mode", 0)) c.fail("ceil_mode = 1 is not supported yet");
+    c.ignoreAttr("storage_order"); // only affects the Indices output, which is not supported
     std::vector<int64_t> kernel = c.attrInts("kernel_shape");
     std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>{1, 1});
     std::vector<int64_t> dilations = c.attrInts("dilations", std::vector<int64_t>{1, 1});
@@ -85,6 +86,7 @@ ImportFn globalPool(const char* op) {
 std::vector<Entry> batchNorm(Context& c) {
   if (c.attrInt("training_mode", 0)) c.fail("training-mode BatchNormalization is not supported yet");
   if (c.numInputs() != 5) c.fail("needs X, scale, B, input_mean and input_var");
+  c.ignoreAttr("momentum"); // only updates running statistics in training mode
   Entry x = c.in(0);
   TensorType xt = c.typeOf(x);
   if (xt.rank() < 2) c.fail("needs an input of rank >= 2");

@@ -106,16 +106,17 @@ int runFunction(const Module& m, const Options& o) {
     f = m.findFunction("main");
     if (!f) throw Error(o.input + " has several functions and none is @main; choose one with --function");
   }
+  // Checked before running, so that a bad name leaves no partial output behind.
+  if (!o.outputDir.empty())
+    for (const auto& r : f->results())
+      if (r.name.find('/') != std::string::npos || r.name == "." || r.name == "..")
+        throw Error("result name '" + r.name + "' cannot be used as a file name");
   std::vector<Tensor> results = interpret(*f, bindInputs(*f, o));
   if (!o.outputDir.empty()) std::filesystem::create_directories(o.outputDir);
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string& name = f->results()[i].name;
     std::cout << name << ": " << formatTensor(results[i], o.printLimit) << "\n";
-    if (!o.outputDir.empty()) {
-      if (name.find('/') != std::string::npos || name == "." || name == "..")
-        throw Error("result name '" + name + "' cannot be used as a file name");
-      writeNpy(o.outputDir + "/" + name + ".npy", results[i]);
-    }
+    if (!o.outputDir.empty()) writeNpy(o.outputDir + "/" + name + ".npy", results[i]);
   }
   return 0;
 }

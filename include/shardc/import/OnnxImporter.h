@@ -24,6 +24,7 @@ struct ImportedModel {
   std::map<std::string, TensorRef> weights; // the value of every `param` argument
   ImportedModel();
   ImportedModel(ImportedModel&&);
+  ImportedModel& operator=(ImportedModel&&);
   ~ImportedModel();
 };
 
@@ -33,6 +34,9 @@ struct ImportedModel {
 // (Shape, Gather on shapes, Concat, Range, ...) is folded at import time.
 // Throws shardc::Error naming the file, and for op problems the node, op type and opset.
 ImportedModel importOnnx(const std::string& path, const ImportOptions& options);
+
+// Reads a serialized ONNX TensorProto (.pb file, as in ONNX's backend test data).
+Tensor readOnnxTensor(const std::string& path);
 
 // The ONNX op types the importer maps, sorted.
 std::vector<std::string> supportedOnnxOps();
