@@ -1,0 +1,63 @@
+#include "shardc/pef/Pef.h"
+#include "shardc/support/Error.h"
+
+#include <gtest/gtest.h>
+
+using namespace shardc;
+
+namespace {
+
+Pef samplePef() {
+  Pef p;
+  p.shardcVersion = "0.1.0";
+  p.compileArgs = {"shardc", "compile", "m.onnx", "--inference"};
+  p.createdUtc = "2026-11-30T00:00:00Z";
+  p.mode = "inference";
+  p.arch = "cpu";
+  TensorType x{DType::F32, {2, 3}}, w{DType::BF16, {3}};
+  p.inputs = {{"x", x}};
+  p.outputs = {{"y", x}};
+  p.buffers = {{{"x", x}, BufferKind::Input}, {{"w", w}, BufferKind::Param}, {{"y", x}, BufferKind::Output}};
+  p.programs = {{{0}, "main", "func @main(input %x: f32[2,3], param %w: bf16[3]) -> (y: f32[2,3]) {\n  return %x\n}\n"}};
+  Tensor wt(w);
+  for (int64_t i = 0; i < 3; ++i) wt.setDouble(i, 0.5 * static_cast<double>(i));
+  p.weights = {{"w", wt}};
+  return p;
+}
+
+} // namespace
+
+TEST(PefTest, RoundTripsEveryField) {
+  Pef p = samplePef();
+  std::string bytes = serializePef(p);
+  Pef q = parsePef(bytes, "mem.pef");
+  EXPECT_EQ(q.shardcVersion, p.shardcVersion);
+  EXPECT_EQ(q.compileArgs, p.compileArgs);
+  EXPECT_EQ(q.createdUtc, p.createdUtc);
+  EXPECT_EQ(q.mode, p.mode);
+  EXPECT_EQ(q.arch, p.arch);
+  ASSERT_EQ(q.inputs.size(), 1u);
+  EXPECT_EQ(q.inputs[0].type, p.inputs[0].type);
+  ASSERT_EQ(q.buffers.size(), 3u);
+  EXPECT_EQ(q.buffers[1].kind, BufferKind::Param);
+  EXPECT_EQ(q.programs[0].ir, p.programs[0].ir);
+  ASSERT_EQ(q.weights.size(), 1u);
+  EXPECT_TRUE(q.weights[0].second.identical(p.weights[0].second));
+  EXPECT_EQ(serializePef(q), bytes);
+}
+
+TEST(PefTest, RefusesEveryTruncation) {
+  std::string bytes = serializePef(samplePef());
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_THROW(parsePef(bytes.substr(0, n), "cut.pef"), Error) << "length " << n;
+}
+
+TEST(PefTest, RefusesEverySingleBitFlip) {
+  std::string bytes = serializePef(samplePef());
+  for (size_t i = 0; i < bytes.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string b = bytes;
+      b[i] = static_cast<char>(b[i] ^ (1 << bit));
+      EXPECT_THROW(parsePef(b, "flip.pef"), Error) << "byte " << i << " bit " << bit;
+    }
+}
