@@ -170,6 +170,27 @@ def randomize_norms(model, gen):
                 m.running_var.copy_(0.5 + 1.5 * torch.rand(m.running_var.shape, generator=gen))
 
 
+def make_mlp_and_gpt(gen):
+    """The `mlp` and `gpt`/`gpt_loss` models with their weights and inputs, exactly as the
+    fixtures hold them (scripts/gen_train_fixtures.py trains these same models).
+
+    gen: the torch.Generator seeded 1234 that main() goes on using for later models; this
+    draws x, x16, the GPT norms, idx, idx16 and targets from it, in that order. Returns a
+    dict: mlp (eval mode), x [4,16], x16 [16,16], gpt (eval mode), idx, idx16, targets."""
+    torch.manual_seed(1)
+    mlp = MLP().eval()
+    x = torch.randn(4, 16, generator=gen)
+    x16 = torch.randn(16, 16, generator=gen)
+    torch.manual_seed(2)
+    gpt = GPT()
+    randomize_norms(gpt, gen)
+    gpt.eval()
+    idx = torch.randint(0, 64, (2, 8), generator=gen)
+    idx16 = torch.randint(0, 64, (16, 8), generator=gen)
+    targets = torch.randint(0, 64, (2, 8), generator=gen)
+    return dict(mlp=mlp, x=x, x16=x16, gpt=gpt, idx=idx, idx16=idx16, targets=targets)
+
+
 def make_transformer_encoder():
     layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
                                        batch_first=True)
@@ -604,15 +625,13 @@ def main():
     out = p.parse_args().out
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
-    torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1234)
+    m = make_mlp_and_gpt(gen)
+    mlp, x, x16 = m["mlp"], m["x"], m["x16"]
+    gpt, idx, idx16, targets = m["gpt"], m["idx"], m["idx16"], m["targets"]
     summaries = []
 
     # 1. mlp (and 6. mlp_external with the same weights), with batch-16 rebinding inputs.
-    torch.manual_seed(1)
-    mlp = MLP().eval()
-    x = torch.randn(4, 16, generator=gen)
-    x16 = torch.randn(16, 16, generator=gen)
     batch_axes = {"x": {0: "batch"}, "logits": {0: "batch"}}
     summaries.append(export(out, "mlp", mlp, (x,), ["x"], ["logits"], 13, batch_axes,
                             extra=(".b16", (x16,)),
@@ -624,13 +643,6 @@ def main():
                                  "each initializer's external_data)."))
 
     # 2. gpt at opset 13 and 17, 3. gpt_loss, all with the same weights.
-    torch.manual_seed(2)
-    gpt = GPT()
-    randomize_norms(gpt, gen)
-    gpt.eval()
-    idx = torch.randint(0, 64, (2, 8), generator=gen)
-    idx16 = torch.randint(0, 64, (16, 8), generator=gen)
-    targets = torch.randint(0, 64, (2, 8), generator=gen)
     gpt_axes = {"idx": {0: "batch"}, "logits": {0: "batch"}}
     gpt_note = ("nanoGPT-style decoder: vocab 64, d 32, 4 heads, block 8, 2 layers, tanh GELU, "
                 "causal mask buffer + masked_fill(-inf).")

@@ -10,6 +10,7 @@
 #include "shardc/runtime/TensorFormat.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/train/TrainStep.h"
 #include "shardc/transforms/Passes.h"
 
 #include <chrono>
@@ -90,8 +91,6 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
 } // namespace
 
 CompileResult compileModel(const CompileOptions& o) {
-  if (!o.inference)
-    throw Error("compiling a training step is not supported yet; pass --inference");
   if (o.arch != "native" && o.arch != "cpu")
     throw Error("--arch " + o.arch + " is not supported yet (this shardc targets native/cpu)");
   std::string name = o.pefName.empty()
@@ -120,6 +119,18 @@ CompileResult compileModel(const CompileOptions& o) {
     writeFileAtomic((logDir / "debug" / (std::string(num) + "-" + pass + ".ir")).string(), printModule(*m.module));
   };
   dump("import");
+  std::map<std::string, Tensor> optState;
+  if (!o.inference) {
+    TrainStepInfo info = buildTrainStep(f, o.train);
+    optState = std::move(info.optimizerState);
+    std::string trained;
+    for (const auto& n : info.trained) trained += " " + n;
+    log.line("training step: loss '" + info.lossName + "', optimizer " + o.train.optimizer + ", " +
+             std::to_string(info.trained.size()) + " trained parameters:" + trained);
+    for (const auto& n : info.untrained) log.line("not trained: " + n);
+    ++step;
+    dump("train-step");
+  }
   for (const char* passName : {"canonicalize", "cse", "dce"}) {
     ++step;
     auto p0 = std::chrono::steady_clock::now();
@@ -137,7 +148,7 @@ CompileResult compileModel(const CompileOptions& o) {
   pef.shardcVersion = kShardcVersion;
   pef.compileArgs = o.commandLine;
   pef.createdUtc = utcNow("%Y-%m-%dT%H:%M:%SZ");
-  pef.mode = "inference";
+  pef.mode = o.inference ? "inference" : "training";
   pef.arch = o.arch == "native" ? "cpu" : o.arch;
   int64_t paramCount = 0, paramBytes = 0;
   for (size_t i = 0; i < f.numArguments(); ++i) {
@@ -149,11 +160,13 @@ CompileResult compileModel(const CompileOptions& o) {
       continue;
     }
     pef.buffers.push_back({t, a->argKind() == ArgKind::Param ? BufferKind::Param : BufferKind::OptState});
-    pef.weights.emplace_back(a->name(), *m.weights.at(a->name()));
+    pef.weights.emplace_back(a->name(), a->argKind() == ArgKind::OptState ? optState.at(a->name())
+                                                                          : *m.weights.at(a->name()));
     paramCount += a->type().numel();
     paramBytes += a->type().bytes();
   }
   for (const auto& r : f.results()) {
+    if (r.tiedArg >= 0) continue; // updated state, not an output
     pef.outputs.push_back({r.name, r.value->type()});
     pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
   }

@@ -107,5 +107,9 @@ using OpTable = std::map<std::string, ImportFn>;
 void registerMathImports(OpTable& t);
 void registerShapeImports(OpTable& t);
 void registerNNImports(OpTable& t);
+void registerReduceImports(OpTable& t);
+void registerElementwiseImports(OpTable& t);
+void registerIndexImports(OpTable& t);
+void registerEinsumImports(OpTable& t);
 
 } // namespace shardc::onnximport

@@ -22,6 +22,10 @@ const OpTable& opTable() {
     registerMathImports(t);
     registerShapeImports(t);
     registerNNImports(t);
+    registerReduceImports(t);
+    registerElementwiseImports(t);
+    registerIndexImports(t);
+    registerEinsumImports(t);
     return t;
   }();
   return table;

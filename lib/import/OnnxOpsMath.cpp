@@ -3,6 +3,8 @@
 
 #include "shardc/support/Error.h"
 
+#include <functional>
+
 namespace shardc::onnximport {
 namespace {
 
@@ -10,13 +12,37 @@ ImportFn unary(const char* op) {
   return [op](Context& c) { return c.emit(op, {c.in(0)}); };
 }
 
+// Before opset 7, binary ops broadcast only with broadcast = 1, and then b's dims line up
+// with a's from `axis` on (by default, a's trailing dims).
+Entry legacyBroadcast(Context& c, Entry a, Entry b) {
+  if (c.opset() >= 7) return b;
+  Shape as = c.typeOf(a).shape, bs = c.typeOf(b).shape;
+  int64_t ra = static_cast<int64_t>(as.size()), rb = static_cast<int64_t>(bs.size());
+  if (!c.attrInt("broadcast", 0)) {
+    c.ignoreAttr("axis"); // only meaningful with broadcast = 1
+    if (as != bs) c.fail("operands " + shapeStr(as) + " and " + shapeStr(bs) + " differ, and broadcast = 0");
+    return b;
+  }
+  int64_t axis = c.attrInt("axis", ra - rb);
+  if (axis < 0) axis += ra;
+  if (axis < 0 || axis + rb > ra) c.fail("cannot broadcast " + shapeStr(bs) + " to " + shapeStr(as) + " at axis " + std::to_string(axis));
+  Shape aligned(static_cast<size_t>(axis), 1);
+  aligned.insert(aligned.end(), bs.begin(), bs.end());
+  aligned.resize(as.size(), 1);
+  return c.emit1("reshape", {b}, {{"shape", aligned}});
+}
+
 ImportFn binary(const char* op) {
-  return [op](Context& c) { return c.emit(op, {c.in(0), c.in(1)}); };
+  return [op](Context& c) {
+    Entry a = c.in(0);
+    return c.emit(op, {a, legacyBroadcast(c, a, c.in(1))});
+  };
 }
 
 ImportFn comparison(const char* direction) {
   return [direction](Context& c) {
-    return c.emit("compare", {c.in(0), c.in(1)}, {{"direction", direction}});
+    Entry a = c.in(0);
+    return c.emit("compare", {a, legacyBroadcast(c, a, c.in(1))}, {{"direction", direction}});
   };
 }
 
@@ -32,7 +58,7 @@ ImportFn variadic(const char* op, bool mean = false) {
 }
 
 std::vector<Entry> pow(Context& c) {
-  Entry base = c.in(0), exp = c.in(1);
+  Entry base = c.in(0), exp = legacyBroadcast(c, base, c.in(1));
   DType t = c.typeOf(base).dtype;
   if (c.typeOf(exp).dtype != t) exp = c.emit1("cast", {exp}, {{"to", t}});
   return c.emit("pow", {base, exp});
@@ -41,6 +67,14 @@ std::vector<Entry> pow(Context& c) {
 std::vector<Entry> cast(Context& c) {
   DType to = dtypeFromOnnx(static_cast<int32_t>(c.attrInt("to")), "Cast 'to'");
   return c.emit("cast", {c.in(0)}, {{"to", to}});
+}
+
+std::vector<Entry> castLike(Context& c) { return c.emit("cast", {c.in(0)}, {{"to", c.typeOf(c.in(1)).dtype}}); }
+
+std::vector<Entry> logicalXor(Context& c) {
+  Entry a = c.in(0);
+  if (!isBool(c.typeOf(a).dtype)) c.fail("Xor needs i1 operands, got " + c.typeOf(a).str());
+  return c.emit("compare", {a, legacyBroadcast(c, a, c.in(1))}, {{"direction", "ne"}});
 }
 
 std::vector<Entry> clip(Context& c) {
@@ -102,6 +136,8 @@ std::vector<Entry> gemm(Context& c) {
   Entry y = c.emit1("matmul", {a, b});
   DType t = c.typeOf(y).dtype;
   float alpha = c.attrFloat("alpha", 1.0f), beta = c.attrFloat("beta", 1.0f);
+  // Before opset 7: broadcast = 0 requires C's exact shape, which numpy broadcasting accepts.
+  c.ignoreAttr("broadcast");
   if (alpha != 1.0f) y = c.emit1("mul", {y, c.scalar(t, alpha)});
   if (c.hasInput(2) && beta != 0.0f) {
     Entry bias = c.in(2);
@@ -111,43 +147,52 @@ std::vector<Entry> gemm(Context& c) {
   return {y};
 }
 
+using AxisFn = std::function<Entry(Context&, Entry, int64_t)>;
+
 // Softmax family: from opset 13 one axis; before, the input is flattened to 2-D at `axis`.
-ImportFn softmax(const char* op) {
-  return [op](Context& c) {
+ImportFn softmaxLike(AxisFn fn) {
+  return [fn](Context& c) {
     Entry x = c.in(0);
     Shape s = c.typeOf(x).shape;
     int64_t rank = static_cast<int64_t>(s.size());
     int64_t axis = c.attrInt("axis", c.opset() >= 13 ? -1 : 1);
     auto n = normalizeAxis(axis, rank);
     if (!n) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-    if (c.opset() >= 13 || *n == rank - 1)
-      return c.emit(op, {x}, {{"axis", *n}});
+    if (c.opset() >= 13 || *n == rank - 1) return std::vector<Entry>{fn(c, x, *n)};
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < rank; ++i) (i < *n ? outer : inner) *= s[static_cast<size_t>(i)];
     Entry flat = c.emit1("reshape", {x}, {{"shape", std::vector<int64_t>{outer, inner}}});
-    Entry y = c.emit1(op, {flat}, {{"axis", int64_t(1)}});
-    return c.emit("reshape", {y}, {{"shape", s}});
+    return c.emit("reshape", {fn(c, flat, 1)}, {{"shape", s}});
   };
 }
 
-// Reductions: axes from the attribute (or, for ReduceSum from opset 13 and the others from
-// 18, the optional second input); no axes means all of them unless noop_with_empty_axes.
-ImportFn reduce(const char* op, int64_t axesInputSince) {
-  return [op, axesInputSince](Context& c) {
-    Entry x = c.in(0);
-    int64_t rank = c.typeOf(x).rank();
-    std::vector<int64_t> axes;
-    if (c.opset() >= axesInputSince) {
-      if (c.hasInput(1)) axes = c.constantInts(1, "axes");
-    } else {
-      axes = c.attrInts("axes", std::vector<int64_t>{});
-    }
-    if (axes.empty()) {
-      if (c.attrInt("noop_with_empty_axes", 0)) return std::vector<Entry>{x};
-      for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-    }
-    return c.emit(op, {x}, {{"axes", axes}, {"keepdims", c.attrInt("keepdims", 1) != 0}});
-  };
+ImportFn softmax(const char* op) {
+  return softmaxLike([op](Context& c, Entry x, int64_t axis) { return c.emit1(op, {x}, {{"axis", axis}}); });
+}
+
+// 1 at the first maximum along the axis, 0 elsewhere.
+Entry hardmax(Context& c, Entry x, int64_t axis) {
+  TensorType t = c.typeOf(x);
+  Entry best = c.emit1("argmax", {x}, {{"axis", axis}, {"keepdims", true}});
+  Entry pos = c.emit1("iota", {}, {{"shape", t.shape}, {"axis", axis}});
+  return c.emit1("cast", {c.emit1("compare", {pos, best}, {{"direction", "eq"}})}, {{"to", t.dtype}});
+}
+
+// LayerNormalization's optional outputs Mean and InvStdDev, over dims [axis, rank) with
+// kept dims, computed in stash_type as ONNX's function body does.
+std::vector<Entry> layerNormStatistics(Context& c, Entry x, int64_t axis, float epsilon) {
+  TensorType xt = c.typeOf(x);
+  DType stash = dtypeFromOnnx(static_cast<int32_t>(c.attrInt("stash_type", 1)), "LayerNormalization stash_type");
+  if (!isFloat(stash)) c.fail("stash_type must be a floating-point type");
+  if (stash != xt.dtype) x = c.emit1("cast", {x}, {{"to", stash}});
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < xt.rank(); ++i) axes.push_back(i);
+  AttrDict reduce{{"axes", axes}, {"keepdims", true}};
+  Entry mean = c.emit1("reduce_mean", {x}, reduce);
+  Entry d = c.emit1("sub", {x, mean});
+  Entry var = c.emit1("reduce_mean", {c.emit1("mul", {d, d})}, reduce);
+  Entry inv = c.emit1("rsqrt", {c.emit1("add", {var, c.scalar(stash, epsilon)})});
+  return {mean, inv};
 }
 
 std::vector<Entry> layerNormalization(Context& c) {
@@ -158,19 +203,28 @@ std::vector<Entry> layerNormalization(Context& c) {
   auto n = normalizeAxis(axis, xt.rank());
   if (!n) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(xt.rank()));
   TensorType norm{xt.dtype, Shape(xt.shape.begin() + *n, xt.shape.end())};
-  AttrDict attrs{{"axis", *n}, {"epsilon", static_cast<double>(c.attrFloat("epsilon", 1e-5f))}};
-  c.ignoreAttr("stash_type"); // shardc normalizes in double precision anyway
+  float epsilon = c.attrFloat("epsilon", 1e-5f);
+  AttrDict attrs{{"axis", *n}, {"epsilon", static_cast<double>(epsilon)}};
   bool exact = c.typeOf(scale) == norm && (!c.hasInput(2) || c.typeOf(c.in(2)) == norm);
+  std::vector<Entry> out;
   if (exact) {
     std::vector<Entry> ops{x, scale};
     if (c.hasInput(2)) ops.push_back(c.in(2));
-    return {c.emit1("layer_norm", ops, attrs)};
+    out.push_back(c.emit1("layer_norm", ops, attrs));
+  } else {
+    // Scale and bias that only broadcast to the normalized shape.
+    Entry y = c.emit1("layer_norm", {x}, attrs);
+    y = c.emit1("mul", {y, scale});
+    if (c.hasInput(2)) y = c.emit1("add", {y, c.in(2)});
+    out.push_back(y);
   }
-  // Scale and bias that only broadcast to the normalized shape.
-  Entry y = c.emit1("layer_norm", {x}, attrs);
-  y = c.emit1("mul", {y, scale});
-  if (c.hasInput(2)) y = c.emit1("add", {y, c.in(2)});
-  return {y};
+  if (c.numOutputs() > 1) {
+    std::vector<Entry> stats = layerNormStatistics(c, x, *n, epsilon);
+    out.insert(out.end(), stats.begin(), stats.end());
+  } else {
+    c.ignoreAttr("stash_type"); // layer_norm normalizes in double precision anyway
+  }
+  return out;
 }
 
 } // namespace
@@ -203,10 +257,9 @@ void registerMathImports(OpTable& t) {
   t["Gemm"] = gemm;
   t["Softmax"] = softmax("softmax");
   t["LogSoftmax"] = softmax("log_softmax");
-  t["ReduceSum"] = reduce("reduce_sum", 13);
-  t["ReduceMean"] = reduce("reduce_mean", 18);
-  t["ReduceMax"] = reduce("reduce_max", 18);
-  t["ReduceMin"] = reduce("reduce_min", 18);
+  t["Hardmax"] = softmaxLike(hardmax);
+  t["CastLike"] = castLike;
+  t["Xor"] = logicalXor;
   t["LayerNormalization"] = layerNormalization;
 }
 

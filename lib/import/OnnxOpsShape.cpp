@@ -247,16 +247,17 @@ std::vector<Entry> range(Context& c) {
   return {c.constant(std::move(out))};
 }
 
-// Trilu keeps the elements on and above (upper) or below (lower) diagonal k.
+// Trilu keeps the elements on and above (upper) or below (lower) diagonal k; k may be
+// known only at run time, as it only enters a comparison.
 std::vector<Entry> trilu(Context& c) {
   Entry x = c.in(0);
   TensorType t = c.typeOf(x);
   if (t.rank() < 2) c.fail("Trilu needs rank >= 2");
-  int64_t k = 0;
+  Entry k = c.scalar(DType::I64, 0);
   if (c.hasInput(1)) {
-    const Tensor& kt = c.requireConstant(1, "k");
-    if (kt.numel() != 1) c.fail("k must be a scalar");
-    k = kt.getInt(0);
+    k = c.in(1);
+    TensorType kt = c.typeOf(k);
+    if (kt.numel() != 1 || kt.rank() > 1 || kt.dtype != DType::I64) c.fail("k must be an int64 scalar, got " + kt.str());
   }
   int64_t n = t.shape[t.shape.size() - 2], m = t.shape.back();
   std::vector<int64_t> hw{n, m};
@@ -264,16 +265,8 @@ std::vector<Entry> trilu(Context& c) {
   Entry col = c.emit1("iota", {}, {{"shape", hw}, {"axis", int64_t(1)}});
   Entry diff = c.emit1("sub", {col, row});
   bool upper = c.attrInt("upper", 1) != 0;
-  Entry keep = c.emit1("compare", {diff, c.scalar(DType::I64, static_cast<double>(k))},
-                       {{"direction", upper ? "ge" : "le"}});
+  Entry keep = c.emit1("compare", {diff, k}, {{"direction", upper ? "ge" : "le"}});
   return c.emit("where", {keep, x, c.scalar(t.dtype, 0)});
-}
-
-std::vector<Entry> argmax(Context& c) {
-  if (c.attrInt("select_last_index", 0)) c.fail("select_last_index = 1 is not supported yet");
-  Entry x = c.in(0);
-  return c.emit("argmax", {x}, {{"axis", axisOf(c, c.attrInt("axis", 0), c.typeOf(x).rank())},
-                                {"keepdims", c.attrInt("keepdims", 1) != 0}});
 }
 
 } // namespace
@@ -295,7 +288,6 @@ void registerShapeImports(OpTable& t) {
   t["ConstantOfShape"] = constantOfShape;
   t["Range"] = range;
   t["Trilu"] = trilu;
-  t["ArgMax"] = argmax;
 }
 
 } // namespace shardc::onnximport

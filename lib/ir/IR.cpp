@@ -82,9 +82,14 @@ Value* Function::findArgument(std::string_view name) const {
   return nullptr;
 }
 
-void Function::addResult(std::string name, Value* v) {
+void Function::addResult(std::string name, Value* v, int64_t tiedArg) {
   v->addUse({nullptr, results_.size()});
-  results_.push_back({std::move(name), v});
+  results_.push_back({std::move(name), v, tiedArg});
+}
+
+void Function::clearResults() {
+  for (size_t i = 0; i < results_.size(); ++i) results_[i].value->removeUse({nullptr, i});
+  results_.clear();
 }
 
 void Function::setResultValue(size_t i, Value* v) {

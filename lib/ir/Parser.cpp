@@ -337,6 +337,7 @@ private:
     advance();
     if (!expectPunct('(')) return false;
     std::vector<std::pair<std::string, TensorType>> results;
+    std::vector<int64_t> tiedArgs;
     std::vector<Loc> resultLocs;
     while (!isPunct(')')) {
       if (!results.empty() && !expectPunct(',')) return false;
@@ -348,7 +349,17 @@ private:
       if (!expectPunct(':')) return false;
       TensorType t;
       if (!parseType(t)) return false;
+      int64_t tied = -1;
+      if (isIdent("tied")) {
+        advance();
+        if (tok_.kind != Tok::ValueRef) return fail("expected an argument like %w after 'tied', got " + describe()), false;
+        Value* a = f->findArgument(tok_.text);
+        if (!a) return fail("'tied' names '%" + tok_.text + "', which is not an argument of @" + f->name()), false;
+        tied = static_cast<int64_t>(a->index());
+        advance();
+      }
       results.emplace_back(name, t);
+      tiedArgs.push_back(tied);
     }
     advance();
     if (!expectPunct('{')) return false;
@@ -379,7 +390,7 @@ private:
         return failAt(returned[i].second, "returned value has type " + returned[i].first->type().str() +
                                               ", but result '" + results[i].first + "' is declared " +
                                               results[i].second.str()), false;
-      f->addResult(results[i].first, returned[i].first);
+      f->addResult(results[i].first, returned[i].first, tiedArgs[i]);
     }
     return expectPunct('}');
   }

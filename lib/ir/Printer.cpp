@@ -85,8 +85,11 @@ public:
     }
     os << ") -> (";
     for (size_t i = 0; i < f_.results().size(); ++i)
-      os << (i ? ", " : "") << printName(f_.results()[i].name) << ": "
-         << f_.results()[i].value->type().str();
+    {
+      const FuncResult& r = f_.results()[i];
+      os << (i ? ", " : "") << printName(r.name) << ": " << r.value->type().str();
+      if (r.tiedArg >= 0) os << " tied " << ref(f_.argument(static_cast<size_t>(r.tiedArg)));
+    }
     os << ") {\n";
     for (const auto& op : f_.ops()) {
       os << "  ";

@@ -58,6 +58,23 @@ bool verifyFunction(const Function& f, DiagEngine& diags) {
     for (size_t i = 0; i < op->numResults(); ++i) defined.insert(op->result(i));
   }
   std::unordered_set<std::string> resultNames;
+  std::unordered_set<int64_t> tied;
+  for (const auto& r : f.results()) {
+    if (r.tiedArg < 0) continue;
+    if (r.tiedArg >= static_cast<int64_t>(f.numArguments())) {
+      diags.error(f.loc(), "result '" + r.name + "' is tied to a missing argument");
+      continue;
+    }
+    const Value* a = f.argument(static_cast<size_t>(r.tiedArg));
+    if (a->argKind() == ArgKind::Input)
+      diags.error(f.loc(), "result '" + r.name + "' is tied to input '" + a->name() +
+                               "'; only param and opt_state arguments are updated in place");
+    else if (a->type() != r.value->type())
+      diags.error(f.loc(), "result '" + r.name + "' has type " + r.value->type().str() +
+                               " but is tied to '" + a->name() + "' of type " + a->type().str());
+    if (!tied.insert(r.tiedArg).second)
+      diags.error(f.loc(), "argument '" + a->name() + "' is tied to more than one result");
+  }
   if (f.results().empty()) diags.error(f.loc(), "@" + f.name() + " returns nothing");
   for (const auto& r : f.results()) {
     if (r.name.empty()) diags.error(f.loc(), "a result of @" + f.name() + " has no name");

@@ -1,8 +1,11 @@
 // Elementwise ops: unary math, binary arithmetic with numpy broadcasting, compare, where,
 // cast. Reference kernels compute in double (floats) or int64 (integers, bools) and round
 // the result to the result's dtype.
+#include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
+
+#include "shardc/ir/IR.h"
 
 #include "shardc/support/Error.h"
 
@@ -97,6 +100,64 @@ Tensor applyUnary(const Tensor& x, double (*f)(double), int64_t (*fi)(int64_t)) 
   return Tensor::fromInts(x.type(), v);
 }
 
+// ---- gradient rules ----
+
+Value* op1(Builder& b, const char* name, Value* x) { return b.value(name, {x}); }
+Value* op2(Builder& b, const char* name, Value* x, Value* y) { return b.value(name, {x, y}); }
+Value* cmp(Builder& b, Value* x, Value* y, const char* dir) {
+  return b.value("compare", {x, y}, {{"direction", dir}});
+}
+Value* select(Builder& b, Value* c, Value* x, Value* y) { return b.value("where", {c, x, y}); }
+
+// d/dx of y = f(x), given x, y and the result gradient g; nullptr: no gradient flows.
+using UnaryGrad = Value* (*)(Builder&, Value* x, Value* y, Value* g);
+
+UnaryGrad unaryGrad(std::string_view name) {
+  if (name == "neg") return [](Builder& b, Value*, Value*, Value* g) { return op1(b, "neg", g); };
+  if (name == "abs")
+    return [](Builder& b, Value* x, Value*, Value* g) {
+      Value* zero = scalar(b, x->type().dtype, 0);
+      Value* pos = select(b, cmp(b, x, zero, "gt"), g, zeros(b, g->type()));
+      return select(b, cmp(b, x, zero, "lt"), op1(b, "neg", g), pos);
+    };
+  if (name == "relu")
+    return [](Builder& b, Value* x, Value*, Value* g) {
+      return select(b, cmp(b, x, scalar(b, x->type().dtype, 0), "gt"), g, zeros(b, g->type()));
+    };
+  if (name == "exp") return [](Builder& b, Value*, Value* y, Value* g) { return op2(b, "mul", g, y); };
+  if (name == "log") return [](Builder& b, Value* x, Value*, Value* g) { return op2(b, "div", g, x); };
+  if (name == "sqrt")
+    return [](Builder& b, Value*, Value* y, Value* g) {
+      return op2(b, "div", op2(b, "mul", g, scalar(b, y->type().dtype, 0.5)), y);
+    };
+  if (name == "rsqrt") // d(x^-1/2) = -1/2 x^-3/2 = -1/2 y^3
+    return [](Builder& b, Value*, Value* y, Value* g) {
+      Value* y3 = op2(b, "mul", op2(b, "mul", y, y), y);
+      return op2(b, "mul", op2(b, "mul", g, scalar(b, y->type().dtype, -0.5)), y3);
+    };
+  if (name == "reciprocal")
+    return [](Builder& b, Value*, Value* y, Value* g) {
+      return op1(b, "neg", op2(b, "mul", g, op2(b, "mul", y, y)));
+    };
+  if (name == "tanh")
+    return [](Builder& b, Value*, Value* y, Value* g) {
+      Value* one = scalar(b, y->type().dtype, 1);
+      return op2(b, "mul", g, op2(b, "sub", one, op2(b, "mul", y, y)));
+    };
+  if (name == "erf") // 2/sqrt(pi) e^(-x^2)
+    return [](Builder& b, Value* x, Value*, Value* g) {
+      Value* e = op1(b, "exp", op1(b, "neg", op2(b, "mul", x, x)));
+      return op2(b, "mul", g, op2(b, "mul", e, scalar(b, x->type().dtype, 1.1283791670955126)));
+    };
+  if (name == "sigmoid")
+    return [](Builder& b, Value*, Value* y, Value* g) {
+      Value* one = scalar(b, y->type().dtype, 1);
+      return op2(b, "mul", g, op2(b, "mul", y, op2(b, "sub", one, y)));
+    };
+  if (name == "floor") return [](Builder&, Value*, Value*, Value*) -> Value* { return nullptr; };
+  return nullptr; // `not`: booleans carry no gradient
+}
+
 void registerUnary(OpRegistry& r, const UnaryFn& u) {
   OpDef d;
   d.name = u.name;
@@ -108,6 +169,10 @@ void registerUnary(OpRegistry& r, const UnaryFn& u) {
   d.kernel = [u](const KernelArgs& a) {
     return std::vector<Tensor>{applyUnary(*a.inputs[0], u.f, u.i)};
   };
+  if (UnaryGrad grad = unaryGrad(u.name))
+    d.gradient = [grad](const GradArgs& a) {
+      return std::vector<Value*>{grad(a.b, a.op.operand(0), a.op.result(0), gradOrZero(a, 0))};
+    };
   r.add(std::move(d));
 }
 
@@ -126,6 +191,30 @@ void registerGelu(OpRegistry& r) {
   d.kernel = [](const KernelArgs& a) {
     bool t = a.attrs.getString("approximate") == "tanh";
     return std::vector<Tensor>{applyUnary(*a.inputs[0], t ? geluTanh : gelu, nullptr)};
+  };
+  d.gradient = [](const GradArgs& a) {
+    Builder& b = a.b;
+    Value *x = a.op.operand(0), *g = gradOrZero(a, 0);
+    DType t = x->type().dtype;
+    auto c = [&](double v) { return scalar(b, t, v); };
+    Value* dydx;
+    if (a.op.attrs().getString("approximate") == "tanh") {
+      // y = x/2 (1 + tanh(u)), u = k (x + 0.044715 x^3):
+      // dy/dx = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) k (1 + 3 * 0.044715 x^2)
+      Value* x2 = op2(b, "mul", x, x);
+      Value* u = op2(b, "mul", c(0.7978845608028654), op2(b, "add", x, op2(b, "mul", c(0.044715), op2(b, "mul", x2, x))));
+      Value* th = op1(b, "tanh", u);
+      Value* left = op2(b, "mul", c(0.5), op2(b, "add", c(1), th));
+      Value* du = op2(b, "mul", c(0.7978845608028654), op2(b, "add", c(1), op2(b, "mul", c(3 * 0.044715), x2)));
+      Value* right = op2(b, "mul", op2(b, "mul", c(0.5), x), op2(b, "mul", op2(b, "sub", c(1), op2(b, "mul", th, th)), du));
+      dydx = op2(b, "add", left, right);
+    } else {
+      // y = x Phi(x): dy/dx = Phi(x) + x phi(x)
+      Value* phiCdf = op2(b, "mul", c(0.5), op2(b, "add", c(1), op1(b, "erf", op2(b, "mul", x, c(0.7071067811865476)))));
+      Value* pdf = op2(b, "mul", c(0.3989422804014327), op1(b, "exp", op2(b, "mul", c(-0.5), op2(b, "mul", x, x))));
+      dydx = op2(b, "add", phiCdf, op2(b, "mul", x, pdf));
+    }
+    return std::vector<Value*>{op2(b, "mul", g, dydx)};
   };
   r.add(std::move(d));
 }
@@ -207,6 +296,31 @@ const BinaryFn kBinary[] = {
      [](int64_t a, int64_t b) { return int64_t(a || b); }},
 };
 
+// d/da and d/db of y = f(a, b) before summing back over broadcast dims.
+std::vector<Value*> binaryGrad(Builder& b, std::string_view name, Value* x, Value* y, Value* out, Value* g) {
+  DType t = x->type().dtype;
+  if (name == "add") return {g, g};
+  if (name == "sub") return {g, op1(b, "neg", g)};
+  if (name == "mul") return {op2(b, "mul", g, y), op2(b, "mul", g, x)};
+  if (name == "div")
+    return {op2(b, "div", g, y), op1(b, "neg", op2(b, "div", op2(b, "mul", g, out), y))};
+  if (name == "pow") {
+    // d/da = b a^(b-1); d/db = y ln a, taken as 0 where a == 0 (as PyTorch does).
+    Value* da = op2(b, "mul", g, op2(b, "mul", y, op2(b, "pow", x, op2(b, "sub", y, scalar(b, t, 1)))));
+    Value* lnx = op1(b, "log", x);
+    Value* db = op2(b, "mul", g, op2(b, "mul", out, lnx));
+    Value* zero = scalar(b, t, 0);
+    return {da, select(b, cmp(b, x, zero, "eq"), zeros(b, db->type()), db)};
+  }
+  // max/min: the winner takes the gradient; ties split it evenly (as PyTorch does).
+  const char* wins = name == "max" ? "gt" : "lt";
+  Value* half = op2(b, "mul", g, scalar(b, t, 0.5));
+  Value* zero = zeros(b, g->type());
+  Value* tie = cmp(b, x, y, "eq");
+  return {select(b, cmp(b, x, y, wins), g, select(b, tie, half, zero)),
+          select(b, cmp(b, y, x, wins), g, select(b, tie, half, zero))};
+}
+
 void registerBinary(OpRegistry& r, const BinaryFn& bf) {
   OpDef d;
   d.name = bf.name;
@@ -225,6 +339,18 @@ void registerBinary(OpRegistry& r, const BinaryFn& bf) {
     return std::vector<Tensor>{Tensor::fromInts(
         rt, zipBroadcast(rt.shape, x.shape(), x.toInts(), y.shape(), y.toInts(), bf.i))};
   };
+  if (bf.domain != Domain::Bool)
+    d.gradient = [name = std::string(bf.name)](const GradArgs& a) {
+      Value *x = a.op.operand(0), *y = a.op.operand(1);
+      if (!isFloat(x->type().dtype)) return std::vector<Value*>{nullptr, nullptr};
+      // Broadcast operands so every rule sees full-shape values, then sum back.
+      auto full = [&](Value* v) {
+        const Shape& s = a.op.result(0)->type().shape;
+        return v->type().shape == s ? v : a.b.value("broadcast", {v}, {{"shape", s}});
+      };
+      std::vector<Value*> gs = binaryGrad(a.b, name, full(x), full(y), a.op.result(0), gradOrZero(a, 0));
+      return std::vector<Value*>{sumToShape(a.b, gs[0], x->type().shape), sumToShape(a.b, gs[1], y->type().shape)};
+    };
   r.add(std::move(d));
 }
 
@@ -309,6 +435,14 @@ void registerWhere(OpRegistry& r) {
     }
     return std::vector<Tensor>{std::move(out)};
   };
+  d.gradient = [](const GradArgs& a) {
+    Value *c = a.op.operand(0), *g = gradOrZero(a, 0);
+    if (!isFloat(g->type().dtype)) return std::vector<Value*>{nullptr, nullptr, nullptr};
+    Value* zero = zeros(a.b, g->type());
+    return std::vector<Value*>{nullptr,
+                               sumToShape(a.b, select(a.b, c, g, zero), a.op.operand(1)->type().shape),
+                               sumToShape(a.b, select(a.b, c, zero, g), a.op.operand(2)->type().shape)};
+  };
   r.add(std::move(d));
 }
 
@@ -331,6 +465,11 @@ void registerCast(OpRegistry& r) {
       else out.setInt(i, x.getInt(i));
     }
     return std::vector<Tensor>{std::move(out)};
+  };
+  d.gradient = [](const GradArgs& a) {
+    DType from = a.op.operand(0)->type().dtype;
+    if (!isFloat(from) || !a.resultGrads[0]) return std::vector<Value*>{nullptr};
+    return std::vector<Value*>{a.b.value("cast", {a.resultGrads[0]}, {{"to", from}})};
   };
   r.add(std::move(d));
 }

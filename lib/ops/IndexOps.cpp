@@ -1,6 +1,9 @@
 // Ops that create or index tensors: constant, iota, gather.
+#include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
+
+#include "shardc/ir/IR.h"
 
 #include "shardc/support/Error.h"
 
@@ -100,6 +103,71 @@ void registerGather(OpRegistry& r) {
     }
     return std::vector<Tensor>{std::move(out)};
   };
+  // The transpose of a gather is a scatter-add of the gradient rows into zeros.
+  d.gradient = [](const GradArgs& a) {
+    const TensorType& x = a.op.operand(0)->type();
+    if (!isFloat(x.dtype)) return std::vector<Value*>{nullptr, nullptr};
+    int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), x.rank());
+    return std::vector<Value*>{a.b.value("scatter_add", {a.op.operand(1), gradOrZero(a, 0)},
+                                         {{"axis", axis}, {"shape", x.shape}}),
+                               nullptr};
+  };
+  r.add(std::move(d));
+}
+
+void registerScatterAdd(OpRegistry& r) {
+  OpDef d;
+  d.name = "scatter_add";
+  d.summary = "zeros of `shape`, plus each slice of updates added at its index along `axis` "
+              "(the transpose of gather: updates dims are shape[:axis] + indices + shape[axis+1:])";
+  d.minOperands = d.maxOperands = 2;
+  d.attrs = {{"axis", AttrKind::Int, Attr(0)}, {"shape", AttrKind::Ints, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType &idx = sig.operands[0], &upd = sig.operands[1];
+    const auto& shape = sig.attrs.getInts("shape");
+    if (!isInteger(idx.dtype)) return "scatter_add indices must be i32 or i64, got " + idx.str();
+    if (!checkedNumel(shape)) return "shape " + shapeStr(shape) + " has a negative or too large dimension";
+    int64_t axis;
+    std::string err = axisAttr(sig, "axis", static_cast<int64_t>(shape.size()), axis);
+    if (!err.empty()) return err;
+    Shape want(shape.begin(), shape.begin() + axis);
+    want.insert(want.end(), idx.shape.begin(), idx.shape.end());
+    want.insert(want.end(), shape.begin() + axis + 1, shape.end());
+    if (upd.shape != want)
+      return "updates must have shape " + shapeStr(want) + " for indices " + idx.str() + ", got " + upd.str();
+    res = {TensorType{upd.dtype, shape}};
+    return std::string();
+  };
+  d.flops = [](const OpSig& sig, const std::vector<TensorType>&) { return numelD(sig.operands[1]); };
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor &idx = *a.inputs[0], &upd = *a.inputs[1];
+    const TensorType& rt = a.resultTypes[0];
+    int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), rt.rank());
+    int64_t outer = 1, inner = 1, n = rt.shape[static_cast<size_t>(axis)], k = idx.numel();
+    for (int64_t i = 0; i < axis; ++i) outer *= rt.shape[static_cast<size_t>(i)];
+    for (size_t i = static_cast<size_t>(axis) + 1; i < rt.shape.size(); ++i) inner *= rt.shape[i];
+    bool fl = isFloat(rt.dtype);
+    std::vector<double> outF(fl ? static_cast<size_t>(rt.numel()) : 0), u = fl ? upd.toDoubles() : std::vector<double>();
+    std::vector<int64_t> outI(fl ? 0 : static_cast<size_t>(rt.numel())), ui = fl ? std::vector<int64_t>() : upd.toInts();
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t i = idx.getInt(j);
+      if (i < -n || i >= n)
+        throw Error("scatter_add index " + std::to_string(i) + " at position " + std::to_string(j) +
+                    " is out of range for a dimension of size " + std::to_string(n));
+      if (i < 0) i += n;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t e = 0; e < inner; ++e) {
+          size_t dst = static_cast<size_t>((o * n + i) * inner + e), src = static_cast<size_t>((o * k + j) * inner + e);
+          if (fl) outF[dst] += u[src];
+          else outI[dst] += ui[src];
+        }
+    }
+    return std::vector<Tensor>{fl ? Tensor::fromDoubles(rt, outF) : Tensor::fromInts(rt, outI)};
+  };
+  d.gradient = [](const GradArgs& a) {
+    return std::vector<Value*>{nullptr, a.b.value("gather", {gradOrZero(a, 0), a.op.operand(0)},
+                                                  {{"axis", a.op.attrs().getInt("axis")}})};
+  };
   r.add(std::move(d));
 }
 
@@ -109,6 +177,7 @@ void registerIndexOps(OpRegistry& r) {
   registerConstant(r);
   registerIota(r);
   registerGather(r);
+  registerScatterAdd(r);
 }
 
 } // namespace shardc

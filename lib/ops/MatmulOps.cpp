@@ -1,6 +1,9 @@
 // matmul: [..., m, k] x [..., k, n] -> [..., m, n] with numpy broadcasting of batch dims.
+#include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
+
+#include "shardc/ir/IR.h"
 
 namespace shardc {
 namespace {
@@ -56,6 +59,23 @@ std::vector<T> matmulKernel(const Shape& as, const std::vector<T>& a, const Shap
   return c;
 }
 
+// Swaps the last two dims.
+Value* transposeLast2(Builder& b, Value* v) {
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < v->type().rank(); ++i) perm.push_back(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return b.value("transpose", {v}, {{"perm", perm}});
+}
+
+// dA = G B^T, dB = A^T G, summed over batch dims that were broadcast.
+std::vector<Value*> matmulGrad(const GradArgs& a) {
+  Value *x = a.op.operand(0), *y = a.op.operand(1), *g = gradOrZero(a, 0);
+  if (!isFloat(x->type().dtype)) return {nullptr, nullptr};
+  Value* dx = a.b.value("matmul", {g, transposeLast2(a.b, y)});
+  Value* dy = a.b.value("matmul", {transposeLast2(a.b, x), g});
+  return {sumToShape(a.b, dx, x->type().shape), sumToShape(a.b, dy, y->type().shape)};
+}
+
 } // namespace
 
 void registerMatmulOps(OpRegistry& r) {
@@ -74,6 +94,7 @@ void registerMatmulOps(OpRegistry& r) {
     return std::vector<Tensor>{Tensor::fromInts(
         rt, matmulKernel(a.shape(), a.toInts(), b.shape(), b.toInts(), rt.shape))};
   };
+  d.gradient = matmulGrad;
   r.add(std::move(d));
 }
 

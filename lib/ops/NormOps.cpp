@@ -1,6 +1,9 @@
 // Normalizations along axes: softmax, log_softmax, layer_norm.
+#include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
+
+#include "shardc/ir/IR.h"
 
 #include <cmath>
 
@@ -14,6 +17,52 @@ void splitAround(const Shape& shape, int64_t axis, int64_t& outer, int64_t& n, i
   for (int64_t i = 0; i < axis; ++i) outer *= shape[static_cast<size_t>(i)];
   n = shape[static_cast<size_t>(axis)];
   for (size_t i = static_cast<size_t>(axis) + 1; i < shape.size(); ++i) inner *= shape[i];
+}
+
+// softmax: dx = y (g - sum(g y)); log_softmax: dx = g - e^y sum(g), along the axis.
+std::vector<Value*> softmaxGrad(const GradArgs& a, bool logForm) {
+  Builder& b = a.b;
+  Value *y = a.op.result(0), *g = gradOrZero(a, 0);
+  int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), y->type().rank());
+  AttrDict sum{{"axes", std::vector<int64_t>{axis}}, {"keepdims", true}};
+  auto full = [&](Value* v) { return b.value("broadcast", {v}, {{"shape", y->type().shape}}); };
+  if (logForm) {
+    Value* s = full(b.value("reduce_sum", {g}, sum));
+    return {b.value("sub", {g, b.value("mul", {b.value("exp", {y}), s})})};
+  }
+  Value* s = full(b.value("reduce_sum", {b.value("mul", {g, y})}, sum));
+  return {b.value("mul", {y, b.value("sub", {g, s})})};
+}
+
+// Recomputes the statistics: xhat = (x - mean) rstd over dims [axis, rank);
+// dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)) with dxhat = g scale;
+// dscale = sum(g xhat), dbias = sum(g) over the leading dims.
+std::vector<Value*> layerNormGrad(const GradArgs& a) {
+  Builder& b = a.b;
+  Value *x = a.op.operand(0), *g = gradOrZero(a, 0);
+  const TensorType& t = x->type();
+  int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), t.rank());
+  std::vector<int64_t> norm, lead;
+  for (int64_t i = 0; i < t.rank(); ++i) (i < axis ? lead : norm).push_back(i);
+  AttrDict mean{{"axes", norm}, {"keepdims", true}};
+  auto full = [&](Value* v) { return b.value("broadcast", {v}, {{"shape", t.shape}}); };
+  Value* mu = full(b.value("reduce_mean", {x}, mean));
+  Value* xc = b.value("sub", {x, mu});
+  Value* var = b.value("reduce_mean", {b.value("mul", {xc, xc})}, mean);
+  Value* eps = scalar(b, t.dtype, a.op.attrs().getFloat("epsilon"));
+  Value* rstd = full(b.value("rsqrt", {b.value("add", {var, eps})}));
+  Value* xhat = b.value("mul", {xc, rstd});
+  size_t n = a.op.numOperands();
+  Value* dxhat = n > 1 ? b.value("mul", {g, a.op.operand(1)}) : g;
+  Value* m1 = full(b.value("reduce_mean", {dxhat}, mean));
+  Value* m2 = full(b.value("reduce_mean", {b.value("mul", {dxhat, xhat})}, mean));
+  Value* dx = b.value("mul", {rstd, b.value("sub", {b.value("sub", {dxhat, m1}), b.value("mul", {xhat, m2})})});
+  std::vector<Value*> out{dx};
+  AttrDict overLead{{"axes", lead}, {"keepdims", false}};
+  auto sumLead = [&](Value* v) { return lead.empty() ? v : b.value("reduce_sum", {v}, overLead); };
+  if (n > 1) out.push_back(sumLead(b.value("mul", {g, xhat})));
+  if (n > 2) out.push_back(sumLead(g));
+  return out;
 }
 
 void registerSoftmax(OpRegistry& r, const char* name, bool logForm) {
@@ -49,6 +98,7 @@ void registerSoftmax(OpRegistry& r, const char* name, bool logForm) {
       }
     return std::vector<Tensor>{Tensor::fromDoubles(x.type(), v)};
   };
+  d.gradient = [logForm](const GradArgs& a) { return softmaxGrad(a, logForm); };
   r.add(std::move(d));
 }
 
@@ -103,6 +153,7 @@ void registerLayerNorm(OpRegistry& r) {
     }
     return std::vector<Tensor>{Tensor::fromDoubles(x.type(), v)};
   };
+  d.gradient = layerNormGrad;
   r.add(std::move(d));
 }
 

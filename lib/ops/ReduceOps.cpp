@@ -1,7 +1,10 @@
 // Reductions over a set of axes: reduce_sum, reduce_mean, reduce_max, reduce_min, and
 // argmax over one axis.
+#include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
+
+#include "shardc/ir/IR.h"
 
 #include <cmath>
 #include <limits>
@@ -68,6 +71,28 @@ std::vector<T> reduce(Kind kind, const Shape& shape, const std::vector<int64_t>&
   return out;
 }
 
+// Sum and mean spread the gradient evenly; max and min give it to the extreme elements,
+// split evenly between ties (as PyTorch's amax/amin do).
+std::vector<Value*> reduceGrad(const GradArgs& a, Kind kind) {
+  Value *x = a.op.operand(0), *g = gradOrZero(a, 0);
+  if (!isFloat(x->type().dtype)) return {nullptr};
+  Builder& b = a.b;
+  const Shape& shape = x->type().shape;
+  std::vector<int64_t> axes;
+  for (int64_t ax : a.op.attrs().getInts("axes")) axes.push_back(*normalizeAxis(ax, x->type().rank()));
+  Value* gb = broadcastBack(b, g, axes, shape);
+  if (kind == Kind::Sum) return {gb};
+  if (kind == Kind::Mean) {
+    int64_t count = 1;
+    for (int64_t ax : axes) count *= shape[static_cast<size_t>(ax)];
+    return {b.value("div", {gb, scalar(b, x->type().dtype, static_cast<double>(count))})};
+  }
+  Value* yb = broadcastBack(b, a.op.result(0), axes, shape);
+  Value* hit = b.value("cast", {b.value("compare", {x, yb}, {{"direction", "eq"}})}, {{"to", x->type().dtype}});
+  Value* count = broadcastBack(b, b.value("reduce_sum", {hit}, {{"axes", axes}, {"keepdims", true}}), axes, shape);
+  return {b.value("div", {b.value("mul", {gb, hit}), count})};
+}
+
 void registerReduce(OpRegistry& r, const char* name, const char* summary, Kind kind) {
   OpDef d;
   d.name = name;
@@ -90,6 +115,7 @@ void registerReduce(OpRegistry& r, const char* name, const char* summary, Kind k
           Tensor::fromDoubles(rt, reduce(kind, x.shape(), axes, x.toDoubles()))};
     return std::vector<Tensor>{Tensor::fromInts(rt, reduce(kind, x.shape(), axes, x.toInts()))};
   };
+  d.gradient = [kind](const GradArgs& a) { return reduceGrad(a, kind); };
   r.add(std::move(d));
 }
 

@@ -1,7 +1,10 @@
 // Data-movement ops that only rearrange elements: transpose, reshape, broadcast, slice,
 // concat, split. Kernels copy raw elements, so they work for every dtype.
+#include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
+
+#include "shardc/ir/IR.h"
 
 #include <cstring>
 #include <numeric>
@@ -74,6 +77,12 @@ void registerTranspose(OpRegistry& r) {
     const TensorType& rt = a.resultTypes[0];
     return std::vector<Tensor>{gatherElements(x, rt, viewIndexMap(rt.shape, strides, 0))};
   };
+  d.gradient = [](const GradArgs& a) {
+    const auto& perm = a.op.attrs().getInts("perm");
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+    return std::vector<Value*>{a.b.value("transpose", {gradOrZero(a, 0)}, {{"perm", inverse}})};
+  };
   r.add(std::move(d));
 }
 
@@ -99,6 +108,9 @@ void registerReshape(OpRegistry& r) {
     std::memcpy(out.data(), a.inputs[0]->data(), out.byteSize());
     return std::vector<Tensor>{std::move(out)};
   };
+  d.gradient = [](const GradArgs& a) {
+    return std::vector<Value*>{a.b.value("reshape", {gradOrZero(a, 0)}, {{"shape", a.op.operand(0)->type().shape}})};
+  };
   r.add(std::move(d));
 }
 
@@ -123,6 +135,9 @@ void registerBroadcast(OpRegistry& r) {
     const TensorType& rt = a.resultTypes[0];
     return std::vector<Tensor>{
         gatherElements(*a.inputs[0], rt, broadcastIndexMap(rt.shape, a.inputs[0]->shape()))};
+  };
+  d.gradient = [](const GradArgs& a) {
+    return std::vector<Value*>{sumToShape(a.b, gradOrZero(a, 0), a.op.operand(0)->type().shape)};
   };
   r.add(std::move(d));
 }
@@ -166,6 +181,21 @@ void registerSlice(OpRegistry& r) {
     const TensorType& rt = a.resultTypes[0];
     if (rt.numel() == 0) return std::vector<Tensor>{Tensor(rt)};
     return std::vector<Tensor>{gatherElements(x, rt, viewIndexMap(rt.shape, strides, offset))};
+  };
+  // The slice's gradient is the result gradient padded back into place.
+  d.gradient = [](const GradArgs& a) {
+    const TensorType& in = a.op.operand(0)->type();
+    Value* g = gradOrZero(a, 0);
+    if (g->type().numel() == 0) return std::vector<Value*>{zeros(a.b, in)};
+    const auto &start = a.op.attrs().getInts("start"), &stride = a.op.attrs().getInts("stride");
+    std::vector<int64_t> low, high, interior;
+    for (size_t i = 0; i < in.shape.size(); ++i) {
+      int64_t n = g->type().shape[i];
+      low.push_back(start[i]);
+      interior.push_back(stride[i] - 1);
+      high.push_back(in.shape[i] - (start[i] + (n - 1) * stride[i] + 1));
+    }
+    return std::vector<Value*>{a.b.value("pad", {g}, {{"low", low}, {"high", high}, {"interior", interior}})};
   };
   r.add(std::move(d));
 }
@@ -222,6 +252,16 @@ void registerConcat(OpRegistry& r) {
     }
     return std::vector<Tensor>{std::move(out)};
   };
+  d.gradient = [](const GradArgs& a) {
+    Value* g = gradOrZero(a, 0);
+    int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), g->type().rank());
+    std::vector<int64_t> sizes;
+    for (Value* v : a.op.operands()) sizes.push_back(v->type().shape[static_cast<size_t>(axis)]);
+    Op* s = a.b.create("split", {g}, {{"axis", axis}, {"sizes", sizes}});
+    std::vector<Value*> out;
+    for (size_t i = 0; i < s->numResults(); ++i) out.push_back(s->result(i));
+    return out;
+  };
   r.add(std::move(d));
 }
 
@@ -269,6 +309,69 @@ void registerSplit(OpRegistry& r) {
     }
     return outs;
   };
+  d.gradient = [](const GradArgs& a) {
+    std::vector<Value*> pieces;
+    for (size_t i = 0; i < a.op.numResults(); ++i) pieces.push_back(gradOrZero(a, i));
+    int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), a.op.operand(0)->type().rank());
+    return std::vector<Value*>{a.b.value("concat", pieces, {{"axis", axis}})};
+  };
+  r.add(std::move(d));
+}
+
+void registerPad(OpRegistry& r) {
+  OpDef d;
+  d.name = "pad";
+  d.summary = "insert `value` before (low), after (high) and between (interior) the elements of each dim";
+  d.attrs = {{"low", AttrKind::Ints, std::nullopt},
+             {"high", AttrKind::Ints, std::nullopt},
+             {"interior", AttrKind::Ints, std::nullopt},
+             {"value", AttrKind::Float, Attr(0.0)}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    const auto &lo = sig.attrs.getInts("low"), &hi = sig.attrs.getInts("high"), &in = sig.attrs.getInts("interior");
+    if (lo.size() != x.shape.size() || hi.size() != x.shape.size() || in.size() != x.shape.size())
+      return "low, high and interior need one entry per dim of " + x.str();
+    Shape out;
+    for (size_t i = 0; i < x.shape.size(); ++i) {
+      if (lo[i] < 0 || hi[i] < 0 || in[i] < 0) return std::string("padding amounts must be non-negative");
+      int64_t n = x.shape[i];
+      out.push_back(lo[i] + hi[i] + n + (n > 0 ? (n - 1) * in[i] : 0));
+    }
+    res = {TensorType{x.dtype, out}};
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor& x = *a.inputs[0];
+    const TensorType& rt = a.resultTypes[0];
+    const auto &lo = a.attrs.getInts("low"), &in = a.attrs.getInts("interior");
+    Tensor out(rt);
+    double fill = a.attrs.getFloat("value");
+    for (int64_t i = 0; i < out.numel(); ++i) out.setDouble(i, fill);
+    auto outStrides = rowMajorStrides(rt.shape);
+    std::vector<int64_t> strides;
+    int64_t offset = 0;
+    for (size_t i = 0; i < lo.size(); ++i) {
+      strides.push_back((in[i] + 1) * outStrides[i]);
+      offset += lo[i] * outStrides[i];
+    }
+    auto map = viewIndexMap(x.shape(), strides, offset);
+    size_t es = dtypeSize(x.dtype());
+    for (size_t i = 0; i < map.size(); ++i)
+      std::memcpy(out.data() + static_cast<size_t>(map[i]) * es, x.data() + i * es, es);
+    return std::vector<Tensor>{std::move(out)};
+  };
+  d.gradient = [](const GradArgs& a) {
+    const TensorType& x = a.op.operand(0)->type();
+    if (x.numel() == 0) return std::vector<Value*>{zeros(a.b, x)};
+    const auto &lo = a.op.attrs().getInts("low"), &in = a.op.attrs().getInts("interior");
+    std::vector<int64_t> start, limit, stride;
+    for (size_t i = 0; i < lo.size(); ++i) {
+      start.push_back(lo[i]);
+      stride.push_back(in[i] + 1);
+      limit.push_back(lo[i] + (x.shape[i] - 1) * (in[i] + 1) + 1);
+    }
+    return std::vector<Value*>{a.b.value("slice", {gradOrZero(a, 0)}, {{"start", start}, {"limit", limit}, {"stride", stride}})};
+  };
   r.add(std::move(d));
 }
 
@@ -281,6 +384,7 @@ void registerShapeOps(OpRegistry& r) {
   registerSlice(r);
   registerConcat(r);
   registerSplit(r);
+  registerPad(r);
 }
 
 } // namespace shardc

@@ -17,10 +17,9 @@ namespace {
 // parser so that using one gives a clear message instead of "unknown option".
 struct LaterFlags {
   bool o0 = false, o1 = false, o3 = false, hypersection = false, dataParallel = false, autoPartition = false;
-  std::string rules, tensorParallel, mesh, strategy, optimizer;
+  std::string rules, tensorParallel, mesh, strategy;
   std::vector<double> scaling;
   int64_t nChips = 0, worldSize = 0;
-  double learningRate = 0;
 
   void add(CLI::App* c) {
     c->add_flag("--o0", o0, "optimization level 0: each op its own section (not supported yet)");
@@ -36,15 +35,13 @@ struct LaterFlags {
     c->add_option("--mesh", mesh, "AXIS=N[,AXIS=N...] device mesh (not supported yet)");
     c->add_flag("--auto-partition", autoPartition, "search for the partitioning (not supported yet)");
     c->add_option("--strategy", strategy, "manual shardings (not supported yet)");
-    c->add_option("--optimizer", optimizer, "sgd|adam|adamw (not supported yet)");
-    c->add_option("--learning-rate", learningRate, "training learning rate (not supported yet)");
   }
 
   void rejectUsed(CLI::App* c) const {
     for (const char* name : {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
                              "--resources-scaling-factors", "--tensor-parallel", "--n-chips",
                              "--data-parallel", "--world-size", "--mesh", "--auto-partition",
-                             "--strategy", "--optimizer", "--learning-rate"})
+                             "--strategy"})
       if (c->count(name)) {
         std::string shown = std::string(name) == "--world-size" ? "-ws/--world-size"
                             : std::string(name) == "--o0"       ? "-o0"
@@ -82,7 +79,21 @@ int main(int argc, char** argv) {
   compile->add_option("model", co.model, "the model: .onnx, or shardc text IR")->required();
   compile->add_option("--pef-name", co.pefName, "PEF name (default shardc-<date>-<time>-<pid>)");
   compile->add_option("--output-folder", co.outputFolder, "writes DIR/NAME/NAME.pef and NAME.log (default ./out)");
-  compile->add_flag("--inference", co.inference, "forward pass only");
+  compile->add_flag("--inference", co.inference, "forward pass only (default: the training step)");
+  TrainOptions& t = co.train;
+  compile->add_option("--optimizer", t.optimizer, "training: sgd (default), adam or adamw");
+  compile->add_option("--learning-rate,--lr", t.learningRate, "training: learning rate (default 0.01)");
+  compile->add_option("--momentum", t.momentum, "sgd: momentum (default 0)");
+  compile->add_flag("--nesterov", t.nesterov, "sgd: Nesterov momentum");
+  compile->add_option("--weight-decay", t.weightDecay,
+                      "sgd/adam: L2 added to the gradient; adamw: decoupled decay (default 0)");
+  compile->add_option("--beta1", t.beta1, "adam/adamw (default 0.9)");
+  compile->add_option("--beta2", t.beta2, "adam/adamw (default 0.999)");
+  compile->add_option("--eps", t.epsilon, "adam/adamw (default 1e-8)");
+  compile->add_option("--loss", t.loss, "add a loss on output 0: cross-entropy or mse (default: the "
+                                        "model's scalar output is the loss)");
+  compile->add_option("--labels", t.labels, "name of the labels input that --loss adds (default labels)");
+  compile->add_option("--freeze", t.freeze, "do not train parameters matching this shell pattern (repeatable)");
   compile->add_option("-b,--batch-size", co.batchSize, "rebind the inputs' batch dimension (dim 0)")
       ->check(CLI::PositiveNumber);
   compile->add_option("--arch", co.arch, "target: native (default) or cpu");
@@ -97,6 +108,9 @@ int main(int argc, char** argv) {
   run->add_option("--pef", ro.pef, "the PEF file")->required();
   run->add_option("--input", ro.inputs, "NAME=FILE.npy for each model input");
   run->add_option("--output-dir", ro.outputDir, "writes DIR/<output-name>.npy (default .)");
+  run->add_option("--steps", ro.steps, "training: steps on the batch; outputs stack along a new first axis");
+  run->add_option("--weights", ro.weights, "parameters from an .npz (as --save-weights writes)");
+  run->add_option("--save-weights", ro.saveWeights, "write the parameters after the run to an .npz");
 
   std::string inspectPath;
   bool json = false;

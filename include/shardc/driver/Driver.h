@@ -1,6 +1,8 @@
 // The shardc commands behind the thin CLI in tools/shardc: compile, run, inspect.
 #pragma once
 
+#include "shardc/train/TrainStep.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +21,7 @@ struct CompileOptions {
   bool debug = false;
   std::string logDir;                // default: the PEF's folder
   uint64_t seed = 0;                 // initial values of text-IR parameters
+  TrainOptions train;                // without --inference
   std::vector<std::string> commandLine; // recorded in the PEF
 };
 
@@ -34,6 +37,9 @@ struct RunOptions {
   std::string pef;
   std::vector<std::string> inputs; // NAME=FILE.npy
   std::string outputDir = ".";
+  int64_t steps = 1;       // training PEFs: steps on the same batch
+  std::string weights;     // .npz overriding parameter values
+  std::string saveWeights; // .npz of the parameters after the run
 };
 
 // Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy.

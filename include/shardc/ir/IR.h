@@ -109,6 +109,9 @@ private:
 struct FuncResult {
   std::string name;
   Value* value;
+  // Index of the argument this result replaces after each step (a parameter or optimizer
+  // state updated in place), or -1. Printed as `name: type tied %arg`.
+  int64_t tiedArg = -1;
 };
 
 class Function {
@@ -128,7 +131,8 @@ public:
   Value* findArgument(std::string_view name) const;
 
   // Results are the values returned, each with a name.
-  void addResult(std::string name, Value* v);
+  void addResult(std::string name, Value* v, int64_t tiedArg = -1);
+  void clearResults();
   void setResultValue(size_t i, Value* v);
   const std::vector<FuncResult>& results() const { return results_; }
 

@@ -11,6 +11,9 @@
 #include <vector>
 
 namespace shardc {
+class Builder;
+class Op;
+class Value;
 
 struct AttrSpec {
   std::string name;
@@ -37,6 +40,16 @@ struct KernelArgs {
 // Reference CPU kernel; throws shardc::Error for data-dependent failures.
 using KernelFn = std::function<std::vector<Tensor>(const KernelArgs&)>;
 
+struct GradArgs {
+  Builder& b; // inserts after the forward program
+  const Op& op;
+  // Gradient of the loss with respect to each result; nullptr where none flows.
+  const std::vector<Value*>& resultGrads;
+};
+// Reverse-mode rule: one gradient per operand, nullptr where none flows (an index, a
+// condition, a piecewise-constant op).
+using GradFn = std::function<std::vector<Value*>(const GradArgs&)>;
+
 struct OpDef {
   std::string name;
   std::string summary;
@@ -47,7 +60,8 @@ struct OpDef {
   CostFn flops;  // floating-point operations; default 0
   CostFn bytes;  // bytes moved; default: all operands read once, all results written once
   KernelFn kernel;
-  // Later stages add: the factor-based sharding rule and the gradient rule.
+  GradFn gradient; // empty: not differentiable (autodiff rejects it on a gradient path)
+  // Later stages add: the factor-based sharding rule.
 
   double flopCount(const OpSig& sig, const std::vector<TensorType>& results) const;
   double byteCount(const OpSig& sig, const std::vector<TensorType>& results) const;

@@ -1,0 +1,79 @@
+#include "shardc/train/Autodiff.h"
+
+#include "shardc/ir/Builder.h"
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace shardc {
+
+std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<Value*>& wrt) {
+  if (loss->type().rank() != 0 || !isFloat(loss->type().dtype))
+    throw Error("the loss must be a floating-point scalar, got " + loss->type().str());
+  std::vector<Op*> forward;
+  for (auto& op : f.ops()) forward.push_back(op.get());
+
+  // Values that depend on some w (forward) and that the loss depends on (backward): only
+  // ops in both sets need a gradient rule.
+  std::unordered_set<const Value*> dependsOnWrt(wrt.begin(), wrt.end()), feedsLoss{loss};
+  for (Op* op : forward) {
+    bool any = false;
+    for (Value* v : op->operands()) any |= dependsOnWrt.count(v) > 0;
+    if (any)
+      for (size_t i = 0; i < op->numResults(); ++i)
+        if (isFloat(op->result(i)->type().dtype)) dependsOnWrt.insert(op->result(i));
+  }
+  for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
+    bool any = false;
+    for (size_t i = 0; i < (*it)->numResults(); ++i) any |= feedsLoss.count((*it)->result(i)) > 0;
+    if (any)
+      for (Value* v : (*it)->operands()) feedsLoss.insert(v);
+  }
+  auto active = [&](const Value* v) { return dependsOnWrt.count(v) && feedsLoss.count(v) && isFloat(v->type().dtype); };
+
+  Builder b(f);
+  std::unordered_map<const Value*, Value*> grads;
+  auto accumulate = [&](Value* v, Value* g) {
+    auto [it, fresh] = grads.emplace(v, g);
+    if (!fresh) it->second = b.value("add", {it->second, g});
+  };
+  {
+    Tensor one(loss->type());
+    one.setDouble(0, 1.0);
+    b.setLoc(loss->definingOp() ? loss->definingOp()->loc() : Loc{});
+    grads[loss] = b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(one)))}});
+  }
+  for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
+    Op* op = *it;
+    std::vector<Value*> resultGrads;
+    bool anyGrad = false;
+    for (size_t i = 0; i < op->numResults(); ++i) {
+      auto g = grads.find(op->result(i));
+      resultGrads.push_back(g == grads.end() ? nullptr : g->second);
+      anyGrad |= g != grads.end();
+    }
+    bool needs = false;
+    for (Value* v : op->operands()) needs |= active(v);
+    if (!anyGrad || !needs) continue;
+    if (!op->def().gradient) {
+      std::string where = op->loc().line ? " at line " + std::to_string(op->loc().line) : "";
+      throw Error("op '" + op->name() + "'" + where +
+                  " has no gradient rule, but a gradient must flow through it to a parameter");
+    }
+    b.setLoc(op->loc());
+    std::vector<Value*> operandGrads = op->def().gradient(GradArgs{b, *op, resultGrads});
+    for (size_t i = 0; i < op->numOperands(); ++i)
+      if (operandGrads[i] && active(op->operand(i))) accumulate(op->operand(i), operandGrads[i]);
+  }
+  std::vector<Value*> out;
+  for (Value* w : wrt) {
+    auto g = grads.find(w);
+    out.push_back(g == grads.end() ? nullptr : g->second);
+  }
+  return out;
+}
+
+} // namespace shardc

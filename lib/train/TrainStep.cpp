@@ -1,0 +1,172 @@
+#include "shardc/train/TrainStep.h"
+
+#include "shardc/ir/Builder.h"
+#include "shardc/ir/IR.h"
+#include "shardc/support/Error.h"
+#include "shardc/train/Autodiff.h"
+
+#include <fnmatch.h>
+
+#include <set>
+
+namespace shardc {
+namespace {
+
+Value* scalarOf(Builder& b, DType t, double v) {
+  Tensor s(TensorType{t, {}});
+  s.setDouble(0, v);
+  return b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(s)))}});
+}
+
+std::vector<int64_t> allAxes(int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  return axes;
+}
+
+// Adds the loss the user asked for on top of result 0; returns the loss value.
+Value* addLoss(Function& f, Builder& b, const TrainOptions& o) {
+  Value* y = f.results()[0].value;
+  const TensorType& t = y->type();
+  if (!isFloat(t.dtype)) throw Error("--loss needs a floating-point first output, got " + t.str());
+  if (f.findArgument(o.labels))
+    throw Error("--labels " + o.labels + ": the model already has an argument of that name");
+  if (o.loss == "mse") {
+    Value* target = f.addArgument(o.labels, t, ArgKind::Input);
+    Value* d = b.value("sub", {y, target});
+    return b.value("reduce_mean", {b.value("mul", {d, d})}, {{"axes", allAxes(t.rank())}});
+  }
+  if (o.loss != "cross-entropy") throw Error("unknown --loss '" + o.loss + "' (use cross-entropy or mse)");
+  if (t.rank() < 2) throw Error("--loss cross-entropy needs logits of rank >= 2 ([N, C]), got " + t.str());
+  // Mean over samples of -log_softmax(logits)[label], classes on the last axis.
+  Shape labelShape(t.shape.begin(), t.shape.end() - 1);
+  Value* labels = f.addArgument(o.labels, TensorType{DType::I64, labelShape}, ArgKind::Input);
+  int64_t last = t.rank() - 1;
+  Value* logp = b.value("log_softmax", {y}, {{"axis", last}});
+  Shape kept = labelShape;
+  kept.push_back(1);
+  Value* classes = b.value("iota", {}, {{"shape", t.shape}, {"axis", last}, {"dtype", DType::I64}});
+  Value* hit = b.value("compare", {classes, b.value("reshape", {labels}, {{"shape", kept}})}, {{"direction", "eq"}});
+  Value* picked = b.value("reduce_sum", {b.value("mul", {logp, b.value("cast", {hit}, {{"to", t.dtype}})})},
+                          {{"axes", std::vector<int64_t>{last}}});
+  return b.value("neg", {b.value("reduce_mean", {picked}, {{"axes", allAxes(last)}})});
+}
+
+bool frozen(const std::string& name, const std::vector<std::string>& patterns) {
+  for (const auto& p : patterns)
+    if (fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
+  return false;
+}
+
+struct Update {
+  Value* param;
+  Value* value;
+};
+
+} // namespace
+
+TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
+  if (o.optimizer != "sgd" && o.optimizer != "adam" && o.optimizer != "adamw")
+    throw Error("unknown --optimizer '" + o.optimizer + "' (use sgd, adam or adamw)");
+  if (o.learningRate <= 0) throw Error("--learning-rate must be positive");
+  TrainStepInfo info;
+  Builder b(f);
+  Value* loss;
+  std::vector<FuncResult> outputs = f.results();
+  if (o.loss.empty()) {
+    std::string shown;
+    for (const auto& r : outputs) shown += (shown.empty() ? "" : ", ") + r.name + ": " + r.value->type().str();
+    const TensorType& t = outputs[0].value->type();
+    if (outputs.size() != 1 || t.rank() != 0 || !isFloat(t.dtype))
+      throw Error("the model's outputs (" + shown + ") are not a single scalar loss; add a loss with "
+                  "--loss cross-entropy|mse and name its labels input with --labels NAME");
+    loss = outputs[0].value;
+    info.lossName = outputs[0].name;
+  } else {
+    loss = addLoss(f, b, o);
+    info.lossName = "loss";
+    for (const auto& r : outputs)
+      if (r.name == "loss") throw Error("the model already has an output named 'loss'; it cannot take --loss");
+  }
+
+  std::vector<Value*> params;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    Value* a = f.argument(i);
+    if (a->argKind() != ArgKind::Param || !isFloat(a->type().dtype)) continue;
+    if (frozen(a->name(), o.freeze)) info.untrained.push_back(a->name());
+    else params.push_back(a);
+  }
+  std::vector<Value*> grads = buildGradients(f, loss, params);
+
+  std::vector<Update> paramUpdates, stateUpdates;
+  Value* step = nullptr; // Adam's step count, shared by all parameters
+  Value *biasStep = nullptr, *bc2Sqrt = nullptr;
+  auto addState = [&](const std::string& name, const TensorType& t) {
+    if (f.findArgument(name)) throw Error("cannot add optimizer state '" + name + "': the name is taken");
+    info.optimizerState[name] = Tensor(t);
+    return f.addArgument(name, t, ArgKind::OptState);
+  };
+  for (size_t k = 0; k < params.size(); ++k) {
+    Value *p = params[k], *g = grads[k];
+    if (!g) {
+      info.untrained.push_back(p->name() + " (no gradient path to the loss)");
+      continue;
+    }
+    info.trained.push_back(p->name());
+    const TensorType& t = p->type();
+    auto c = [&](double v) { return scalarOf(b, t.dtype, v); };
+    auto mul = [&](Value* x, Value* y) { return b.value("mul", {x, y}); };
+    auto add = [&](Value* x, Value* y) { return b.value("add", {x, y}); };
+    auto sub = [&](Value* x, Value* y) { return b.value("sub", {x, y}); };
+    if (o.optimizer == "sgd") {
+      Value* d = o.weightDecay != 0 ? add(g, mul(p, c(o.weightDecay))) : g;
+      if (o.momentum != 0) {
+        Value* buf = addState(p->name() + ".momentum_buffer", t);
+        Value* newBuf = add(mul(buf, c(o.momentum)), d);
+        stateUpdates.push_back({buf, newBuf});
+        d = o.nesterov ? add(d, mul(newBuf, c(o.momentum))) : newBuf;
+      }
+      paramUpdates.push_back({p, sub(p, mul(d, c(o.learningRate)))});
+      continue;
+    }
+    if (!step) {
+      step = addState("step", TensorType{DType::F32, {}});
+      Value* next = b.value("add", {step, scalarOf(b, DType::F32, 1)});
+      stateUpdates.push_back({step, next});
+      // Bias corrections in double precision, as PyTorch computes them in Python floats.
+      Value* s64 = b.value("cast", {next}, {{"to", DType::F64}});
+      auto bc = [&](double beta) {
+        return b.value("sub", {scalarOf(b, DType::F64, 1), b.value("pow", {scalarOf(b, DType::F64, beta), s64})});
+      };
+      biasStep = b.value("cast", {b.value("div", {scalarOf(b, DType::F64, o.learningRate), bc(o.beta1)})}, {{"to", t.dtype}});
+      bc2Sqrt = b.value("cast", {b.value("sqrt", {bc(o.beta2)})}, {{"to", t.dtype}});
+    }
+    Value* base = p;
+    if (o.optimizer == "adamw" && o.weightDecay != 0) base = mul(p, c(1 - o.learningRate * o.weightDecay));
+    if (o.optimizer == "adam" && o.weightDecay != 0) g = add(g, mul(p, c(o.weightDecay)));
+    Value* m = addState(p->name() + ".exp_avg", t);
+    Value* v = addState(p->name() + ".exp_avg_sq", t);
+    Value* m2 = add(mul(m, c(o.beta1)), mul(g, c(1 - o.beta1)));
+    Value* v2 = add(mul(v, c(o.beta2)), mul(mul(g, g), c(1 - o.beta2)));
+    stateUpdates.push_back({m, m2});
+    stateUpdates.push_back({v, v2});
+    Value* denom = add(b.value("div", {b.value("sqrt", {v2}), bc2Sqrt}), c(o.epsilon));
+    paramUpdates.push_back({p, sub(base, mul(b.value("div", {m2, denom}), biasStep))});
+  }
+  if (info.trained.empty()) throw Error("no parameter has a gradient path to the loss: nothing to train");
+
+  f.clearResults();
+  std::set<std::string> names;
+  auto result = [&](const std::string& name, Value* v, int64_t tied) {
+    if (!names.insert(name).second) throw Error("two outputs of the training step would be named '" + name + "'");
+    f.addResult(name, v, tied);
+  };
+  result(info.lossName, loss, -1);
+  for (const auto& r : outputs)
+    if (r.value != loss) result(r.name, r.value, -1);
+  for (const Update& u : paramUpdates) result(u.param->name(), u.value, static_cast<int64_t>(u.param->index()));
+  for (const Update& u : stateUpdates) result(u.param->name(), u.value, static_cast<int64_t>(u.param->index()));
+  return info;
+}
+
+} // namespace shardc
