@@ -88,3 +88,34 @@ TEST(IndexOpTest, GatherMatchesTorch) {
 }
 
 } // namespace
+
+TEST(IndexOpTest, ScatterAddAccumulatesRepeatedIndices) {
+  // Rows 2, 0, 2 of a [3,2] zero tensor receive the updates; row 2 gets two of them.
+  Tensor idx = i64({3}, {2, 0, -1});
+  Tensor upd = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+  EXPECT_TRUE(same(run1("scatter_add", {idx, upd}, {{"axis", 0}, {"shape", Ints{3, 2}}}),
+                   f32({3, 2}, {3, 4, 0, 0, 6, 8})));
+  // Along axis 1 with 2-D indices: updates [2, (1,2)] -> [2, 3].
+  Tensor idx2 = i64({1, 2}, {0, 2});
+  Tensor upd2 = f32({2, 1, 2}, {1, 2, 3, 4});
+  EXPECT_TRUE(same(run1("scatter_add", {idx2, upd2}, {{"axis", 1}, {"shape", Ints{2, 3}}}),
+                   f32({2, 3}, {1, 0, 2, 3, 0, 4})));
+}
+
+TEST(IndexOpTest, ScatterAddIsTheTransposeOfGather) {
+  // <gather(x, i), u> == <x, scatter_add(i, u)> for any x, u.
+  Tensor x = f32({4, 2}, {1, -2, 3, 0.5, -1, 2, 4, -3});
+  Tensor idx = i64({3}, {3, 1, 3});
+  Tensor u = f32({3, 2}, {0.5, 1, -2, 3, 1.5, -1});
+  Tensor g = run1("gather", {x, idx}, {{"axis", 0}});
+  Tensor s = run1("scatter_add", {idx, u}, {{"axis", 0}, {"shape", Ints{4, 2}}});
+  double lhs = 0, rhs = 0;
+  for (int64_t i = 0; i < g.numel(); ++i) lhs += g.getDouble(i) * u.getDouble(i);
+  for (int64_t i = 0; i < x.numel(); ++i) rhs += x.getDouble(i) * s.getDouble(i);
+  EXPECT_DOUBLE_EQ(lhs, rhs);
+}
+
+TEST(IndexOpTest, ScatterAddRejectsOutOfRangeIndex) {
+  std::string err = kernelError("scatter_add", {i64({1}, {3}), f32({1}, {1})}, {{"shape", Ints{3}}});
+  EXPECT_NE(err.find("scatter_add index 3 at position 0 is out of range"), std::string::npos) << err;
+}

@@ -27,9 +27,9 @@ const std::set<std::string> kNumericallyTested = {
     // NormOpTest.cpp
     "softmax", "log_softmax", "layer_norm",
     // ShapeOpTest.cpp
-    "transpose", "reshape", "broadcast", "slice", "concat", "split",
+    "transpose", "reshape", "broadcast", "slice", "concat", "split", "pad",
     // IndexOpTest.cpp
-    "constant", "iota", "gather",
+    "constant", "iota", "gather", "scatter_add",
     // ConvOpTest.cpp
     "conv2d", "max_pool2d", "avg_pool2d"};
 
@@ -110,6 +110,9 @@ std::vector<FlopCase> flopCases() {
       {"constant", {}, {{"value", value}}, 0},
       {"iota", {}, {{"shape", Ints{2, 3}}}, 0},
       {"gather", {x, TensorType{DType::I64, {4}}}, {}, 0},
+      {"pad", {x}, {{"low", Ints{1, 0}}, {"high", Ints{0, 1}}, {"interior", Ints{0, 0}}}, 0},
+      // scatter_add: one addition per update element.
+      {"scatter_add", {TensorType{DType::I64, {4}}, f32t({4, 3})}, {{"shape", Ints{2, 3}}}, 12},
       // conv2d: 2 * output elements * (C/groups * KH * KW). [1,2,5,5] * [4,2,3,3] -> [1,4,3,3]:
       // 2 * 36 * 18. With groups 2 over 4 channels each filter still sees 2 channels; stride 2
       // and pad 1 keep the 3x3 output.

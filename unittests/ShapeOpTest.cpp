@@ -135,3 +135,23 @@ TEST(ShapeOpTest, SplitNegativeAxisWithEmptyPiece) {
 }
 
 } // namespace
+
+TEST(ShapeOpTest, PadLowHighInterior) {
+  // [1 2; 3 4] with one row above, one column after, one zero between columns.
+  AttrDict attrs{{"low", Ints{1, 0}}, {"high", Ints{0, 1}}, {"interior", Ints{0, 1}}};
+  EXPECT_TRUE(same(run1("pad", {f32({2, 2}, {1, 2, 3, 4})}, attrs),
+                   f32({3, 4}, {0, 0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0})));
+  // A fill value, and an i64 operand.
+  AttrDict fill{{"low", Ints{2}}, {"high", Ints{1}}, {"interior", Ints{0}}, {"value", -1.0}};
+  EXPECT_TRUE(same(run1("pad", {i64({2}, {7, 8})}, fill), i64({5}, {-1, -1, 7, 8, -1})));
+}
+
+TEST(ShapeOpTest, PadUndoesStridedSlice) {
+  // slice(x, start 1, stride 2) then pad(low 1, interior 1, high 0) puts the picked
+  // elements back in place and zeros elsewhere: the slice's gradient.
+  Tensor x = f32({5}, {10, 11, 12, 13, 14});
+  Tensor s = run1("slice", {x}, {{"start", Ints{1}}, {"limit", Ints{5}}, {"stride", Ints{2}}});
+  EXPECT_TRUE(same(s, f32({2}, {11, 13})));
+  EXPECT_TRUE(same(run1("pad", {s}, {{"low", Ints{1}}, {"high", Ints{1}}, {"interior", Ints{1}}}),
+                   f32({5}, {0, 11, 0, 13, 0})));
+}

@@ -22,10 +22,10 @@ std::string inspectPef(const std::string& path, bool json) {
   const Pef& p = l.pef;
   std::map<std::string, int64_t> opCounts;
   for (const auto& op : l.entry->ops()) ++opCounts[op->name()];
-  int64_t paramCount = 0, paramBytes = 0;
-  for (const auto& [name, t] : p.weights) {
-    paramCount += t.numel();
-    paramBytes += static_cast<int64_t>(t.byteSize());
+  int64_t paramTensors = 0, paramCount = 0, paramBytes = 0, stateTensors = 0, stateCount = 0, stateBytes = 0;
+  for (const auto& b : p.buffers) {
+    if (b.kind == BufferKind::Param) ++paramTensors, paramCount += b.tensor.type.numel(), paramBytes += b.tensor.type.bytes();
+    if (b.kind == BufferKind::OptState) ++stateTensors, stateCount += b.tensor.type.numel(), stateBytes += b.tensor.type.bytes();
   }
   if (json) {
     nlohmann::json j;
@@ -50,6 +50,8 @@ std::string inspectPef(const std::string& path, bool json) {
       }
     j["parameter_count"] = paramCount;
     j["parameter_bytes"] = paramBytes;
+    j["optimizer_state_count"] = stateCount;
+    j["optimizer_state_bytes"] = stateBytes;
     j["op_count"] = l.entry->ops().size();
     j["ops"] = opCounts;
     return j.dump(2) + "\n";
@@ -64,11 +66,16 @@ std::string inspectPef(const std::string& path, bool json) {
   for (const auto& t : p.inputs) os << "    " << t.name << ": " << t.type.str() << "\n";
   os << "  outputs:\n";
   for (const auto& t : p.outputs) os << "    " << t.name << ": " << t.type.str() << "\n";
-  os << "  parameters: " << p.weights.size() << " tensors, " << paramCount << " values, " << paramBytes << " bytes\n";
-  for (const auto& b : p.buffers)
-    if (b.kind == BufferKind::Param || b.kind == BufferKind::OptState)
-      os << "    " << bufferKindName(b.kind) << " " << b.tensor.name << ": " << b.tensor.type.str() << " ("
-         << b.tensor.type.bytes() << " bytes)\n";
+  auto list = [&](BufferKind kind, const char* title, int64_t tensors, int64_t values, int64_t bytes) {
+    if (kind == BufferKind::OptState && tensors == 0) return;
+    os << "  " << title << ": " << tensors << " tensors, " << values << " values, " << bytes << " bytes\n";
+    for (const auto& b : p.buffers)
+      if (b.kind == kind)
+        os << "    " << bufferKindName(b.kind) << " " << b.tensor.name << ": " << b.tensor.type.str() << " ("
+           << b.tensor.type.bytes() << " bytes)\n";
+  };
+  list(BufferKind::Param, "parameters", paramTensors, paramCount, paramBytes);
+  list(BufferKind::OptState, "optimizer state", stateTensors, stateCount, stateBytes);
   os << "  ops: " << l.entry->ops().size() << " (";
   bool first = true;
   for (const auto& [name, n] : opCounts) {

@@ -197,6 +197,17 @@ std::vector<int64_t> Context::attrInts(const std::string& name,
   return {a->ints().begin(), a->ints().end()};
 }
 
+std::vector<std::string> Context::attrStrings(const std::string& name,
+                                              std::optional<std::vector<std::string>> dflt) const {
+  const auto* a = findAttr(name);
+  if (!a) {
+    if (!dflt) fail("attribute '" + name + "' is required");
+    return *dflt;
+  }
+  if (a->type() != onnx::AttributeProto::STRINGS) fail("attribute '" + name + "' must be a list of strings");
+  return {a->strings().begin(), a->strings().end()};
+}
+
 const onnx::TensorProto& Context::attrTensor(const std::string& name) const {
   const auto* a = findAttr(name);
   if (!a) fail("attribute '" + name + "' is required");

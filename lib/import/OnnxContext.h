@@ -74,6 +74,8 @@ public:
   std::string attrString(const std::string& name, std::optional<std::string> dflt = std::nullopt) const;
   std::vector<int64_t> attrInts(const std::string& name,
                                 std::optional<std::vector<int64_t>> dflt = std::nullopt) const;
+  std::vector<std::string> attrStrings(const std::string& name,
+                                       std::optional<std::vector<std::string>> dflt = std::nullopt) const;
   const onnx::TensorProto& attrTensor(const std::string& name) const;
 
   // Emits op `name`; when every operand is a constant (and the result is small) the op is
@@ -111,5 +113,8 @@ void registerReduceImports(OpTable& t);
 void registerElementwiseImports(OpTable& t);
 void registerIndexImports(OpTable& t);
 void registerEinsumImports(OpTable& t);
+void registerNormImports(OpTable& t);
+void registerConvImports(OpTable& t);
+void registerRecurrentImports(OpTable& t);
 
 } // namespace shardc::onnximport

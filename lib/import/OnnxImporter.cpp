@@ -26,6 +26,9 @@ const OpTable& opTable() {
     registerElementwiseImports(t);
     registerIndexImports(t);
     registerEinsumImports(t);
+    registerNormImports(t);
+    registerConvImports(t);
+    registerRecurrentImports(t);
     return t;
   }();
   return table;

@@ -1,6 +1,6 @@
 // ONNX indexing and data-movement ops composed from gather, iota, compare, concat and
-// reshape/transpose: GatherElements, GatherND, OneHot, EyeLike, Pad, Tile,
-// DepthToSpace, SpaceToDepth.
+// reshape/transpose: GatherElements, GatherND, ReverseSequence, OneHot, EyeLike, Pad,
+// Tile, DepthToSpace, SpaceToDepth.
 #include "OnnxContext.h"
 
 #include <algorithm>
@@ -49,7 +49,17 @@ std::vector<int64_t> rowMajorStrides(const Shape& s) {
   return strides;
 }
 
-// out[i][j][k] = data[index[i][j][k]][j][k] (axis 0): a gather at flat indices.
+// out[i][j][k] = data[index[i][j][k]][j][k] (axis 0) for non-negative i64 indices: a
+// gather at flat indices.
+Entry gatherAlongAxis(Context& c, Entry data, Entry idx, int64_t axis) {
+  TensorType dt = c.typeOf(data), it = c.typeOf(idx);
+  std::vector<int64_t> strides = rowMajorStrides(dt.shape);
+  Entry flat = c.emit1("mul", {idx, c.scalar(DType::I64, static_cast<double>(strides[static_cast<size_t>(axis)]))});
+  for (int64_t i = 0; i < dt.rank(); ++i)
+    if (i != axis) flat = addCoordinate(c, flat, it.shape, i, strides[static_cast<size_t>(i)]);
+  return gatherFlat(c, data, dt.rank(), flat);
+}
+
 std::vector<Entry> gatherElements(Context& c) {
   Entry data = c.in(0), idx = c.in(1);
   TensorType dt = c.typeOf(data), it = c.typeOf(idx);
@@ -58,12 +68,26 @@ std::vector<Entry> gatherElements(Context& c) {
   for (int64_t i = 0; i < dt.rank(); ++i)
     if (i != axis && it.shape[static_cast<size_t>(i)] > dt.shape[static_cast<size_t>(i)])
       c.fail("indices " + it.str() + " are larger than data " + dt.str() + " in dimension " + std::to_string(i));
-  std::vector<int64_t> strides = rowMajorStrides(dt.shape);
-  Entry flat = c.emit1("mul", {wrapIndices(c, idx, dt.shape[static_cast<size_t>(axis)]),
-                               c.scalar(DType::I64, static_cast<double>(strides[static_cast<size_t>(axis)]))});
-  for (int64_t i = 0; i < dt.rank(); ++i)
-    if (i != axis) flat = addCoordinate(c, flat, it.shape, i, strides[static_cast<size_t>(i)]);
-  return {gatherFlat(c, data, dt.rank(), flat)};
+  return {gatherAlongAxis(c, data, wrapIndices(c, idx, dt.shape[static_cast<size_t>(axis)]), axis)};
+}
+
+// out[t][b] = x[len[b] - 1 - t][b] for t < len[b], else x[t][b] (time axis t, batch axis b).
+std::vector<Entry> reverseSequence(Context& c) {
+  Entry x = c.in(0), lens = c.in(1);
+  TensorType t = c.typeOf(x), lt = c.typeOf(lens);
+  int64_t timeAxis = c.attrInt("time_axis", 0), batchAxis = c.attrInt("batch_axis", 1);
+  if (t.rank() < 2 || timeAxis == batchAxis || std::min(timeAxis, batchAxis) < 0 || std::max(timeAxis, batchAxis) > 1)
+    c.fail("time_axis and batch_axis must be 0 and 1 (in either order) of an input of rank >= 2");
+  Shape perBatch(t.shape.size(), 1);
+  perBatch[static_cast<size_t>(batchAxis)] = t.shape[static_cast<size_t>(batchAxis)];
+  if (lt.rank() != 1 || lt.numel() != perBatch[static_cast<size_t>(batchAxis)] || !isInteger(lt.dtype))
+    c.fail("sequence_lens must hold one integer per batch entry, got " + lt.str());
+  if (lt.dtype != DType::I64) lens = c.emit1("cast", {lens}, {{"to", DType::I64}});
+  Entry len = c.emit1("reshape", {lens}, {{"shape", perBatch}});
+  Entry time = c.emit1("iota", {}, {{"shape", t.shape}, {"axis", timeAxis}});
+  Entry reversed = c.emit1("sub", {c.emit1("sub", {len, c.scalar(DType::I64, 1)}), time});
+  Entry src = c.emit1("where", {c.emit1("compare", {time, len}, {{"direction", "lt"}}), reversed, time});
+  return {gatherAlongAxis(c, x, src, timeAxis)};
 }
 
 // indices [..., k] address the k dims of data after batch_dims leading dims, which index
@@ -265,6 +289,7 @@ std::vector<Entry> spaceToDepth(Context& c) {
 void registerIndexImports(OpTable& t) {
   t["GatherElements"] = gatherElements;
   t["GatherND"] = gatherND;
+  t["ReverseSequence"] = reverseSequence;
   t["OneHot"] = oneHot;
   t["EyeLike"] = eyeLike;
   t["Pad"] = pad;

@@ -3,7 +3,9 @@
 
 #include "shardc/support/Error.h"
 
+#include <algorithm>
 #include <functional>
+#include <limits>
 
 namespace shardc::onnximport {
 namespace {
@@ -57,11 +59,39 @@ ImportFn variadic(const char* op, bool mean = false) {
   };
 }
 
-std::vector<Entry> pow(Context& c) {
-  Entry base = c.in(0), exp = legacyBroadcast(c, base, c.in(1));
+// Integer base ^ integer exponent, exactly (wrapping on overflow, as numpy): square and
+// multiply over the exponent's bits, all of them unless the exponent is a known constant.
+Entry integerPow(Context& c, Entry base, Entry exp) {
   DType t = c.typeOf(base).dtype;
   if (c.typeOf(exp).dtype != t) exp = c.emit1("cast", {exp}, {{"to", t}});
-  return c.emit("pow", {base, exp});
+  int bits = t == DType::I32 ? 31 : 63;
+  if (exp.constant) {
+    int64_t most = 0;
+    for (int64_t e : exp.constant->toInts()) most = std::max(most, e < 0 ? std::numeric_limits<int64_t>::max() : e);
+    for (bits = 0; bits < 63 && (most >> bits) != 0; ++bits) {}
+  }
+  Entry result = c.scalar(t, 1), two = c.scalar(t, 2);
+  // At least one step, whose select broadcasts the result to the operands' shape.
+  for (int k = 0; k < std::max(bits, 1); ++k) {
+    Entry half = c.emit1("div", {exp, two});
+    Entry bit = c.emit1("compare", {c.emit1("sub", {exp, c.emit1("mul", {half, two})}), c.scalar(t, 0)}, {{"direction", "ne"}});
+    result = c.emit1("where", {bit, c.emit1("mul", {result, base}), result});
+    base = c.emit1("mul", {base, base});
+    exp = half;
+  }
+  return result;
+}
+
+// Pow's result has the base's type; mixed types compute in double, as numpy promotes them
+// (an integer result truncates).
+std::vector<Entry> pow(Context& c) {
+  Entry base = c.in(0), exp = legacyBroadcast(c, base, c.in(1));
+  DType t = c.typeOf(base).dtype, et = c.typeOf(exp).dtype;
+  if (isInteger(t) && isInteger(et)) return {integerPow(c, base, exp)};
+  if (et == t) return c.emit("pow", {base, exp});
+  base = c.emit1("cast", {base}, {{"to", DType::F64}});
+  exp = c.emit1("cast", {exp}, {{"to", DType::F64}});
+  return c.emit("cast", {c.emit1("pow", {base, exp})}, {{"to", t}});
 }
 
 std::vector<Entry> cast(Context& c) {
@@ -178,55 +208,6 @@ Entry hardmax(Context& c, Entry x, int64_t axis) {
   return c.emit1("cast", {c.emit1("compare", {pos, best}, {{"direction", "eq"}})}, {{"to", t.dtype}});
 }
 
-// LayerNormalization's optional outputs Mean and InvStdDev, over dims [axis, rank) with
-// kept dims, computed in stash_type as ONNX's function body does.
-std::vector<Entry> layerNormStatistics(Context& c, Entry x, int64_t axis, float epsilon) {
-  TensorType xt = c.typeOf(x);
-  DType stash = dtypeFromOnnx(static_cast<int32_t>(c.attrInt("stash_type", 1)), "LayerNormalization stash_type");
-  if (!isFloat(stash)) c.fail("stash_type must be a floating-point type");
-  if (stash != xt.dtype) x = c.emit1("cast", {x}, {{"to", stash}});
-  std::vector<int64_t> axes;
-  for (int64_t i = axis; i < xt.rank(); ++i) axes.push_back(i);
-  AttrDict reduce{{"axes", axes}, {"keepdims", true}};
-  Entry mean = c.emit1("reduce_mean", {x}, reduce);
-  Entry d = c.emit1("sub", {x, mean});
-  Entry var = c.emit1("reduce_mean", {c.emit1("mul", {d, d})}, reduce);
-  Entry inv = c.emit1("rsqrt", {c.emit1("add", {var, c.scalar(stash, epsilon)})});
-  return {mean, inv};
-}
-
-std::vector<Entry> layerNormalization(Context& c) {
-  if (c.numInputs() < 2) c.fail("LayerNormalization needs X and Scale");
-  Entry x = c.in(0), scale = c.in(1);
-  TensorType xt = c.typeOf(x);
-  int64_t axis = c.attrInt("axis", -1);
-  auto n = normalizeAxis(axis, xt.rank());
-  if (!n) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(xt.rank()));
-  TensorType norm{xt.dtype, Shape(xt.shape.begin() + *n, xt.shape.end())};
-  float epsilon = c.attrFloat("epsilon", 1e-5f);
-  AttrDict attrs{{"axis", *n}, {"epsilon", static_cast<double>(epsilon)}};
-  bool exact = c.typeOf(scale) == norm && (!c.hasInput(2) || c.typeOf(c.in(2)) == norm);
-  std::vector<Entry> out;
-  if (exact) {
-    std::vector<Entry> ops{x, scale};
-    if (c.hasInput(2)) ops.push_back(c.in(2));
-    out.push_back(c.emit1("layer_norm", ops, attrs));
-  } else {
-    // Scale and bias that only broadcast to the normalized shape.
-    Entry y = c.emit1("layer_norm", {x}, attrs);
-    y = c.emit1("mul", {y, scale});
-    if (c.hasInput(2)) y = c.emit1("add", {y, c.in(2)});
-    out.push_back(y);
-  }
-  if (c.numOutputs() > 1) {
-    std::vector<Entry> stats = layerNormStatistics(c, x, *n, epsilon);
-    out.insert(out.end(), stats.begin(), stats.end());
-  } else {
-    c.ignoreAttr("stash_type"); // layer_norm normalizes in double precision anyway
-  }
-  return out;
-}
-
 } // namespace
 
 void registerMathImports(OpTable& t) {
@@ -260,7 +241,6 @@ void registerMathImports(OpTable& t) {
   t["Hardmax"] = softmaxLike(hardmax);
   t["CastLike"] = castLike;
   t["Xor"] = logicalXor;
-  t["LayerNormalization"] = layerNormalization;
 }
 
 } // namespace shardc::onnximport

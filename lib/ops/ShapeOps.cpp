@@ -335,7 +335,10 @@ void registerPad(OpRegistry& r) {
     for (size_t i = 0; i < x.shape.size(); ++i) {
       if (lo[i] < 0 || hi[i] < 0 || in[i] < 0) return std::string("padding amounts must be non-negative");
       int64_t n = x.shape[i];
-      out.push_back(lo[i] + hi[i] + n + (n > 0 ? (n - 1) * in[i] : 0));
+      // In 128 bits: the amounts are user attributes and may be near the int64 limits.
+      __int128 size = __int128(lo[i]) + hi[i] + n + (n > 0 ? __int128(n - 1) * in[i] : 0);
+      if (size > kMaxElements) return "padded dim " + std::to_string(i) + " is too large";
+      out.push_back(static_cast<int64_t>(size));
     }
     res = {TensorType{x.dtype, out}};
     return std::string();
