@@ -8,28 +8,20 @@ process start, file I/O and checks are included).
 import argparse
 import glob
 import os
-import statistics
-import subprocess
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchutil import ROOT, add_common_args, median_time, run_quiet
+
 FIXTURES = os.path.join(ROOT, "test", "import", "Inputs")
 
 
 def timed(cmd, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return median_time(lambda: run_quiet(cmd), repeats)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--repeats", type=int, default=5)
+    add_common_args(ap)
     ap.add_argument("--models", default="mlp,gpt,gpt_opset17,gpt_loss,transformer_encoder,resnet")
     a = ap.parse_args()
     shardc = os.path.join(a.build, "bin", "shardc")

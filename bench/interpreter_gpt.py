@@ -10,30 +10,16 @@ subtracted. PyTorch runs the same forward pass with 1 thread and with its defaul
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from benchutil import ROOT, add_common_args, median_time
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--repeats", type=int, default=5)
+    add_common_args(ap)
     sizes = (("vocab", 1024), ("dim", 256), ("heads", 8), ("seq", 128), ("batch", 4),
              ("layers", 4), ("seed", 0))
     for name, default in sizes:

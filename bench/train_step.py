@@ -10,29 +10,15 @@ by S, so process start, loading and writing outputs cancel out.
 """
 import argparse
 import os
-import statistics
 import subprocess
-import sys
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from benchutil import ROOT, add_common_args, median_time
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--repeats", type=int, default=5)
+    add_common_args(ap)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
     a = ap.parse_args()
