@@ -173,6 +173,7 @@ void registerUnary(OpRegistry& r, const UnaryFn& u) {
     d.gradient = [grad](const GradArgs& a) {
       return std::vector<Value*>{grad(a.b, a.op.operand(0), a.op.result(0), gradOrZero(a, 0))};
     };
+  d.shardingRule = elementwiseRule;
   r.add(std::move(d));
 }
 
@@ -216,6 +217,7 @@ void registerGelu(OpRegistry& r) {
     }
     return std::vector<Value*>{op2(b, "mul", g, dydx)};
   };
+  d.shardingRule = elementwiseRule;
   r.add(std::move(d));
 }
 
@@ -351,6 +353,7 @@ void registerBinary(OpRegistry& r, const BinaryFn& bf) {
       std::vector<Value*> gs = binaryGrad(a.b, name, full(x), full(y), a.op.result(0), gradOrZero(a, 0));
       return std::vector<Value*>{sumToShape(a.b, gs[0], x->type().shape), sumToShape(a.b, gs[1], y->type().shape)};
     };
+  d.shardingRule = elementwiseRule;
   r.add(std::move(d));
 }
 
@@ -399,6 +402,7 @@ void registerCompare(OpRegistry& r) {
     }
     return std::vector<Tensor>{Tensor::fromInts(rt, out)};
   };
+  d.shardingRule = elementwiseRule;
   r.add(std::move(d));
 }
 
@@ -443,6 +447,7 @@ void registerWhere(OpRegistry& r) {
                                sumToShape(a.b, select(a.b, c, g, zero), a.op.operand(1)->type().shape),
                                sumToShape(a.b, select(a.b, c, zero, g), a.op.operand(2)->type().shape)};
   };
+  d.shardingRule = elementwiseRule;
   r.add(std::move(d));
 }
 
@@ -471,6 +476,7 @@ void registerCast(OpRegistry& r) {
     if (!isFloat(from) || !a.resultGrads[0]) return std::vector<Value*>{nullptr};
     return std::vector<Value*>{a.b.value("cast", {a.resultGrads[0]}, {{"to", from}})};
   };
+  d.shardingRule = elementwiseRule;
   r.add(std::move(d));
 }
 

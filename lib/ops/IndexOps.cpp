@@ -13,6 +13,27 @@ namespace shardc {
 namespace {
 using namespace ops;
 
+// gather(data, idx) and scatter_add(idx, updates) -> data-shaped: `table` is the data or
+// result shape, the wide side is table[:axis] + idx + table[axis+1:].
+ShardingRule gatherLikeRule(const Shape& table, const Shape& idx, int64_t axis, bool scatter) {
+  ShardingRule rule;
+  ShardingRule::Dims tableDims, idxDims, wide;
+  for (size_t d = 0; d < table.size(); ++d)
+    tableDims.push_back({rule.addFactor(table[d], static_cast<int64_t>(d) == axis ? FactorKind::NeedReplication : FactorKind::PassThrough)});
+  for (int64_t n : idx) idxDims.push_back({rule.addFactor(n, scatter ? FactorKind::Reduction : FactorKind::PassThrough)});
+  wide.insert(wide.end(), tableDims.begin(), tableDims.begin() + axis);
+  wide.insert(wide.end(), idxDims.begin(), idxDims.end());
+  wide.insert(wide.end(), tableDims.begin() + axis + 1, tableDims.end());
+  if (scatter) {
+    rule.operands = {idxDims, wide};
+    rule.results = {tableDims};
+  } else {
+    rule.operands = {tableDims, idxDims};
+    rule.results = {wide};
+  }
+  return rule;
+}
+
 void registerConstant(OpRegistry& r) {
   OpDef d;
   d.name = "constant";
@@ -27,6 +48,11 @@ void registerConstant(OpRegistry& r) {
     return static_cast<double>(res[0].bytes());
   };
   d.kernel = [](const KernelArgs& a) { return std::vector<Tensor>{a.attrs.getTensor("value")}; };
+  d.shardingRule = [](const OpSig&, const std::vector<TensorType>& res) {
+    ShardingRule rule;
+    rule.results = {newDims(rule, res[0].shape)};
+    return rule;
+  };
   r.add(std::move(d));
 }
 
@@ -58,6 +84,16 @@ void registerIota(OpRegistry& r) {
     for (int64_t i = 0; i < rt.numel(); ++i)
       out.setInt(i, (i / strides[static_cast<size_t>(axis)]) % rt.shape[static_cast<size_t>(axis)]);
     return std::vector<Tensor>{std::move(out)};
+  };
+  // Sharding the counting axis would need per-device offsets; that dim stays whole.
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    ShardingRule rule;
+    int64_t axis = *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank());
+    ShardingRule::Dims dims;
+    for (int64_t i = 0; i < res[0].rank(); ++i)
+      dims.push_back({rule.addFactor(res[0].shape[static_cast<size_t>(i)], i == axis ? FactorKind::NeedReplication : FactorKind::PassThrough)});
+    rule.results = {dims};
+    return rule;
   };
   r.add(std::move(d));
 }
@@ -111,6 +147,11 @@ void registerGather(OpRegistry& r) {
     return std::vector<Value*>{a.b.value("scatter_add", {a.op.operand(1), gradOrZero(a, 0)},
                                          {{"axis", axis}, {"shape", x.shape}}),
                                nullptr};
+  };
+  // data[:axis] and data[axis+1:] pass through to the result, as do the index dims; the
+  // gathered axis itself needs replication (any row may be picked).
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>&) {
+    return gatherLikeRule(sig.operands[0].shape, sig.operands[1].shape, *normalizeAxis(sig.attrs.getInt("axis"), sig.operands[0].rank()), false);
   };
   r.add(std::move(d));
 }
@@ -167,6 +208,11 @@ void registerScatterAdd(OpRegistry& r) {
   d.gradient = [](const GradArgs& a) {
     return std::vector<Value*>{nullptr, a.b.value("gather", {gradOrZero(a, 0), a.op.operand(0)},
                                                   {{"axis", a.op.attrs().getInt("axis")}})};
+  };
+  // The transpose of gather's rule; updates summed into one row make the index dims
+  // reductions.
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    return gatherLikeRule(res[0].shape, sig.operands[0].shape, *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()), true);
   };
   r.add(std::move(d));
 }

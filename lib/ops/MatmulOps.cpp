@@ -95,6 +95,28 @@ void registerMatmulOps(OpRegistry& r) {
         rt, matmulKernel(a.shape(), a.toInts(), b.shape(), b.toInts(), rt.shape))};
   };
   d.gradient = matmulGrad;
+  // ([..b, i, k], [..b, k, j]) -> ([..b, i, j]) reduction={k}; broadcast batch dims get no factor.
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    ShardingRule rule;
+    const Shape& out = res[0].shape;
+    size_t batch = out.size() - 2;
+    ShardingRule::Dims outDims = newDims(rule, Shape(out.begin(), out.end() - 2));
+    int i = rule.addFactor(out[batch]), j = rule.addFactor(out[batch + 1]);
+    int k = rule.addFactor(sig.operands[0].shape.back(), FactorKind::Reduction);
+    auto operand = [&](const Shape& s, int a, int b) {
+      ShardingRule::Dims dims;
+      size_t off = batch - (s.size() - 2);
+      for (size_t d = 0; d + 2 < s.size(); ++d) dims.push_back(s[d] == out[off + d] ? outDims[off + d] : std::vector<int>{});
+      dims.push_back({a});
+      dims.push_back({b});
+      return dims;
+    };
+    rule.operands = {operand(sig.operands[0].shape, i, k), operand(sig.operands[1].shape, k, j)};
+    outDims.push_back({i});
+    outDims.push_back({j});
+    rule.results = {outDims};
+    return rule;
+  };
   r.add(std::move(d));
 }
 

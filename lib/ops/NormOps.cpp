@@ -99,6 +99,17 @@ void registerSoftmax(OpRegistry& r, const char* name, bool logForm) {
     return std::vector<Tensor>{Tensor::fromDoubles(x.type(), v)};
   };
   d.gradient = [logForm](const GradArgs& a) { return softmaxGrad(a, logForm); };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>&) {
+    const TensorType& x = sig.operands[0];
+    int64_t axis = *normalizeAxis(sig.attrs.getInt("axis"), x.rank());
+    ShardingRule rule;
+    ShardingRule::Dims dims;
+    for (int64_t d = 0; d < x.rank(); ++d)
+      dims.push_back({rule.addFactor(x.shape[static_cast<size_t>(d)], d == axis ? FactorKind::NeedReplication : FactorKind::PassThrough)});
+    rule.operands = {dims};
+    rule.results = {dims};
+    return rule;
+  };
   r.add(std::move(d));
 }
 
@@ -154,6 +165,23 @@ void registerLayerNorm(OpRegistry& r) {
     return std::vector<Tensor>{Tensor::fromDoubles(x.type(), v)};
   };
   d.gradient = layerNormGrad;
+  // Leading dims pass through; the normalized dims (shared with scale and bias) need
+  // replication, since the statistics span them.
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>&) {
+    const TensorType& x = sig.operands[0];
+    int64_t axis = *normalizeAxis(sig.attrs.getInt("axis"), x.rank());
+    ShardingRule rule;
+    ShardingRule::Dims dims, norm;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      int f = rule.addFactor(x.shape[static_cast<size_t>(d)], d < axis ? FactorKind::PassThrough : FactorKind::NeedReplication);
+      dims.push_back({f});
+      if (d >= axis) norm.push_back({f});
+    }
+    rule.operands = {dims};
+    for (size_t i = 1; i < sig.operands.size(); ++i) rule.operands.push_back(norm);
+    rule.results = {dims};
+    return rule;
+  };
   r.add(std::move(d));
 }
 

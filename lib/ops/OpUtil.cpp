@@ -77,6 +77,57 @@ std::string typeList(const std::vector<TensorType>& types) {
   return s;
 }
 
+ShardingRule::Dims newDims(ShardingRule& rule, const Shape& shape, FactorKind kind) {
+  ShardingRule::Dims dims;
+  for (int64_t d : shape) dims.push_back({rule.addFactor(d, kind)});
+  return dims;
+}
+
+ShardingRule elementwiseRule(const OpSig& sig, const std::vector<TensorType>& results) {
+  ShardingRule rule;
+  const Shape& out = results[0].shape;
+  ShardingRule::Dims outDims = newDims(rule, out);
+  for (const TensorType& t : sig.operands) {
+    ShardingRule::Dims dims;
+    size_t off = out.size() - t.shape.size();
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      dims.push_back(t.shape[i] == out[off + i] ? outDims[off + i] : std::vector<int>{});
+    rule.operands.push_back(dims);
+  }
+  rule.results = {outDims};
+  for (size_t r = 1; r < results.size(); ++r) rule.results.push_back(outDims);
+  return rule;
+}
+
+void reshapeFactors(ShardingRule& rule, const Shape& in, const Shape& out, ShardingRule::Dims& inDims,
+                    ShardingRule::Dims& outDims) {
+  inDims.assign(in.size(), {});
+  outDims.assign(out.size(), {});
+  size_t i = 0, j = 0;
+  int64_t ra = 0, rb = 0; // what is left of in[i] and out[j]
+  auto skipOnes = [&] {
+    while (i < in.size() && ra == 0) ra = in[i] == 1 ? (++i, 0) : in[i];
+    while (j < out.size() && rb == 0) rb = out[j] == 1 ? (++j, 0) : out[j];
+  };
+  skipOnes();
+  while (i < in.size() && j < out.size()) {
+    int64_t f = std::min(ra, rb);
+    if (std::max(ra, rb) % f != 0) break; // sizes do not factor: replicate the rest
+    int id = rule.addFactor(f);
+    inDims[i].push_back(id);
+    outDims[j].push_back(id);
+    ra /= f;
+    rb /= f;
+    if (ra == 1) ra = 0, ++i;
+    if (rb == 1) rb = 0, ++j;
+    skipOnes();
+  }
+  for (; i < in.size(); ++i, ra = 0)
+    if (in[i] != 1) inDims[i].push_back(rule.addFactor(ra ? ra : in[i], FactorKind::NeedReplication));
+  for (; j < out.size(); ++j, rb = 0)
+    if (out[j] != 1) outDims[j].push_back(rule.addFactor(rb ? rb : out[j], FactorKind::NeedReplication));
+}
+
 CostFn flopsPerResultElement(double perElement) {
   return [perElement](const OpSig&, const std::vector<TensorType>& results) {
     return perElement * numelD(results[0]);

@@ -93,6 +93,27 @@ std::vector<Value*> reduceGrad(const GradArgs& a, Kind kind) {
   return {b.value("div", {b.value("mul", {gb, hit}), count})};
 }
 
+// Reduced dims get a factor of `kind` on the operand only (or on a kept size-1 dim).
+ShardingRule reductionRule(const OpSig& sig, const std::vector<TensorType>& res, const std::vector<int64_t>& axesAttr,
+                           FactorKind kind) {
+  const TensorType& x = sig.operands[0];
+  std::vector<int64_t> axes;
+  for (int64_t a : axesAttr) axes.push_back(*normalizeAxis(a, x.rank()));
+  bool keep = res[0].rank() == x.rank();
+  ShardingRule rule;
+  ShardingRule::Dims in, out;
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+    int f = rule.addFactor(x.shape[static_cast<size_t>(d)], reduced ? kind : FactorKind::PassThrough);
+    in.push_back({f});
+    if (!reduced) out.push_back({f});
+    else if (keep) out.push_back({});
+  }
+  rule.operands = {in};
+  rule.results = {out};
+  return rule;
+}
+
 void registerReduce(OpRegistry& r, const char* name, const char* summary, Kind kind) {
   OpDef d;
   d.name = name;
@@ -116,6 +137,9 @@ void registerReduce(OpRegistry& r, const char* name, const char* summary, Kind k
     return std::vector<Tensor>{Tensor::fromInts(rt, reduce(kind, x.shape(), axes, x.toInts()))};
   };
   d.gradient = [kind](const GradArgs& a) { return reduceGrad(a, kind); };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    return reductionRule(sig, res, sig.attrs.getInts("axes"), FactorKind::Reduction);
+  };
   r.add(std::move(d));
 }
 
@@ -162,6 +186,9 @@ void registerArgmax(OpRegistry& r) {
     if (isFloat(x.dtype())) argmaxOf(x.toDoubles());
     else argmaxOf(x.toInts());
     return std::vector<Tensor>{Tensor::fromInts(a.resultTypes[0], out)};
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    return reductionRule(sig, res, {sig.attrs.getInt("axis")}, FactorKind::NeedReplication);
   };
   r.add(std::move(d));
 }

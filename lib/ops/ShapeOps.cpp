@@ -83,6 +83,14 @@ void registerTranspose(OpRegistry& r) {
     for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
     return std::vector<Value*>{a.b.value("transpose", {gradOrZero(a, 0)}, {{"perm", inverse}})};
   };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>&) {
+    ShardingRule rule;
+    ShardingRule::Dims in = newDims(rule, sig.operands[0].shape), out;
+    for (int64_t p : sig.attrs.getInts("perm")) out.push_back(in[static_cast<size_t>(p)]);
+    rule.operands = {in};
+    rule.results = {out};
+    return rule;
+  };
   r.add(std::move(d));
 }
 
@@ -110,6 +118,14 @@ void registerReshape(OpRegistry& r) {
   };
   d.gradient = [](const GradArgs& a) {
     return std::vector<Value*>{a.b.value("reshape", {gradOrZero(a, 0)}, {{"shape", a.op.operand(0)->type().shape}})};
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    ShardingRule rule;
+    ShardingRule::Dims in, out;
+    reshapeFactors(rule, sig.operands[0].shape, res[0].shape, in, out);
+    rule.operands = {in};
+    rule.results = {out};
+    return rule;
   };
   r.add(std::move(d));
 }
@@ -139,6 +155,7 @@ void registerBroadcast(OpRegistry& r) {
   d.gradient = [](const GradArgs& a) {
     return std::vector<Value*>{sumToShape(a.b, gradOrZero(a, 0), a.op.operand(0)->type().shape)};
   };
+  d.shardingRule = elementwiseRule;
   r.add(std::move(d));
 }
 
@@ -197,6 +214,25 @@ void registerSlice(OpRegistry& r) {
     }
     return std::vector<Value*>{a.b.value("pad", {g}, {{"low", low}, {"high", high}, {"interior", interior}})};
   };
+  // A dim cut to part of its range needs replication; a dim taken whole passes through.
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    const Shape& in = sig.operands[0].shape;
+    ShardingRule rule;
+    ShardingRule::Dims a, b;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (res[0].shape[d] == in[d]) {
+        int f = rule.addFactor(in[d]);
+        a.push_back({f});
+        b.push_back({f});
+      } else {
+        a.push_back({rule.addFactor(in[d], FactorKind::NeedReplication)});
+        b.push_back({rule.addFactor(res[0].shape[d], FactorKind::NeedReplication)});
+      }
+    }
+    rule.operands = {a};
+    rule.results = {b};
+    return rule;
+  };
   r.add(std::move(d));
 }
 
@@ -214,6 +250,24 @@ void copyAlongAxis(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt,
   for (int64_t o = 0; o < outer; ++o)
     std::memcpy(dst.data() + static_cast<size_t>((o * dn + dstAt) * inner) * es,
                 src.data() + static_cast<size_t>((o * sn + srcAt) * inner) * es, chunk);
+}
+
+// Concat and split: every dim but `axis` is shared; along `axis` each tensor needs
+// replication (pieces of one dimension land at different offsets).
+ShardingRule alongAxisRule(const std::vector<TensorType>& operands, const std::vector<TensorType>& results, int64_t axis) {
+  ShardingRule rule;
+  const Shape& ref = operands.size() == 1 ? operands[0].shape : results[0].shape;
+  std::vector<int> shared;
+  for (size_t d = 0; d < ref.size(); ++d) shared.push_back(static_cast<int64_t>(d) == axis ? -1 : rule.addFactor(ref[d]));
+  auto dims = [&](const TensorType& t) {
+    ShardingRule::Dims ds;
+    for (size_t d = 0; d < ref.size(); ++d)
+      ds.push_back({shared[d] >= 0 ? shared[d] : rule.addFactor(t.shape[d], FactorKind::NeedReplication)});
+    return ds;
+  };
+  for (const TensorType& t : operands) rule.operands.push_back(dims(t));
+  for (const TensorType& t : results) rule.results.push_back(dims(t));
+  return rule;
 }
 
 void registerConcat(OpRegistry& r) {
@@ -261,6 +315,9 @@ void registerConcat(OpRegistry& r) {
     std::vector<Value*> out;
     for (size_t i = 0; i < s->numResults(); ++i) out.push_back(s->result(i));
     return out;
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    return alongAxisRule(sig.operands, res, *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()));
   };
   r.add(std::move(d));
 }
@@ -314,6 +371,9 @@ void registerSplit(OpRegistry& r) {
     for (size_t i = 0; i < a.op.numResults(); ++i) pieces.push_back(gradOrZero(a, i));
     int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), a.op.operand(0)->type().rank());
     return std::vector<Value*>{a.b.value("concat", pieces, {{"axis", axis}})};
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    return alongAxisRule(sig.operands, res, *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()));
   };
   r.add(std::move(d));
 }
@@ -374,6 +434,24 @@ void registerPad(OpRegistry& r) {
       limit.push_back(lo[i] + (x.shape[i] - 1) * (in[i] + 1) + 1);
     }
     return std::vector<Value*>{a.b.value("slice", {gradOrZero(a, 0)}, {{"start", start}, {"limit", limit}, {"stride", stride}})};
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    const Shape& in = sig.operands[0].shape;
+    ShardingRule rule;
+    ShardingRule::Dims a, b;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (res[0].shape[d] == in[d]) {
+        int f = rule.addFactor(in[d]);
+        a.push_back({f});
+        b.push_back({f});
+      } else {
+        a.push_back({rule.addFactor(in[d], FactorKind::NeedReplication)});
+        b.push_back({rule.addFactor(res[0].shape[d], FactorKind::NeedReplication)});
+      }
+    }
+    rule.operands = {a};
+    rule.results = {b};
+    return rule;
   };
   r.add(std::move(d));
 }

@@ -40,7 +40,21 @@ struct Options {
   int64_t printLimit = 64;
   bool listOps = false;
   bool listPasses = false;
+  bool printShardingRules = false;
 };
+
+// One line per op: its result names and the sharding rule the registry gives it.
+void printShardingRules(const Module& m) {
+  for (const auto& f : m.functions()) {
+    std::cout << "@" << f->name() << ":\n";
+    for (const auto& op : f->ops()) {
+      std::vector<TensorType> operands, results;
+      for (Value* v : op->operands()) operands.push_back(v->type());
+      for (size_t i = 0; i < op->numResults(); ++i) results.push_back(op->result(i)->type());
+      std::cout << "  " << op->name() << ": " << op->def().shardingRule(OpSig{operands, op->attrs()}, results).str() << "\n";
+    }
+  }
+}
 
 void listOps() {
   for (const auto& d : OpRegistry::get().all()) {
@@ -165,6 +179,10 @@ int process(const Options& o) {
     }
   }
   if (o.run) return runFunction(*m, o);
+  if (o.printShardingRules) {
+    printShardingRules(*m);
+    return 0;
+  }
   std::string out = printModule(*m);
   if (o.output.empty()) std::cout << out;
   else writeFileAtomic(o.output, out);
@@ -196,6 +214,8 @@ int main(int argc, char** argv) {
   app.add_option("--print-limit", o.printLimit, "print whole tensors up to N elements (default 64)");
   app.add_flag("--list-ops", o.listOps, "list the registered ops and their attributes");
   app.add_flag("--list-passes", o.listPasses, "list the available passes");
+  app.add_flag("--print-sharding-rules", o.printShardingRules,
+               "print each op's factor-based sharding rule instead of the IR");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

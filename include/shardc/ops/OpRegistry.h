@@ -4,6 +4,7 @@
 
 #include "shardc/ir/Attribute.h"
 #include "shardc/ir/Tensor.h"
+#include "shardc/ops/ShardingRule.h"
 
 #include <functional>
 #include <optional>
@@ -49,6 +50,7 @@ struct GradArgs {
 // Reverse-mode rule: one gradient per operand, nullptr where none flows (an index, a
 // condition, a piecewise-constant op).
 using GradFn = std::function<std::vector<Value*>(const GradArgs&)>;
+using ShardingRuleFn = std::function<ShardingRule(const OpSig&, const std::vector<TensorType>& results)>;
 
 struct OpDef {
   std::string name;
@@ -61,7 +63,7 @@ struct OpDef {
   CostFn bytes;  // bytes moved; default: all operands read once, all results written once
   KernelFn kernel;
   GradFn gradient; // empty: not differentiable (autodiff rejects it on a gradient path)
-  // Later stages add: the factor-based sharding rule.
+  ShardingRuleFn shardingRule; // factor-based rule; every op has one
 
   double flopCount(const OpSig& sig, const std::vector<TensorType>& results) const;
   double byteCount(const OpSig& sig, const std::vector<TensorType>& results) const;
