@@ -3,9 +3,10 @@
 
 Each case trains one of the ONNX-importer fixture models (test/import/Inputs/mlp,
 test/import/Inputs/gpt_loss: the same model definitions and weights, rebuilt by
-gen_onnx_fixtures.make_mlp_and_gpt) for 5 steps on that fixture's own batch, and writes into
-test/train/Inputs/<case>/
-  y.npy                  (mlp cases) the int64 [4] class labels of the cross-entropy loss
+gen_onnx_fixtures.make_mlp_and_gpt; test/import/Inputs/resnet: its folded convs and linear
+layer, loaded from model.onnx's initializers into FoldedResNet) for 5 steps on that fixture's
+own batch, and writes into test/train/Inputs/<case>/
+  y.npy                  (mlp, resnet cases) the int64 class labels of the cross-entropy loss
   expected_loss.npy      float32 [5]: the loss of each step's forward pass, before that step's
                          update (what a training loop logs)
   expected_weights.npz   every initializer of the case's model.onnx after the 5th update, keyed
@@ -22,8 +23,8 @@ pre-transposes the weight of a Linear applied to a 3-D input into a MatMul opera
 `onnx::MatMul_346`), or else be a buffer. Anything ambiguous or unmatched is an error.
 
 Checks: the rebuilt inputs and weights equal the import fixtures'; the step-0 loss equals the
-import fixture's expected loss (gpt_loss) or F.cross_entropy on its expected logits (mlp) to
-1e-6; the numpy ONNX interpreter of gen_onnx_fixtures (run_onnx), run on model.onnx with the
+import fixture's expected loss (gpt_loss) or F.cross_entropy on its expected logits (mlp,
+resnet) to 1e-6; the numpy ONNX interpreter of gen_onnx_fixtures (run_onnx), run on model.onnx with the
 initializers replaced by expected_weights.npz, reproduces PyTorch's loss of the trained
 weights (this checks mapping and layout end to end); and a float64 rerun of the same training
 measures how far float32 rounding alone moves the results (reported in the README).
@@ -43,6 +44,7 @@ import numpy as np
 import onnx
 import onnx.numpy_helper
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -72,7 +74,12 @@ CASES = [
     ("gpt_adam", "gpt_loss", torch.optim.Adam,
      dict(lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False),
      "Adam(lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False)"),
+    ("resnet_sgd", "resnet", torch.optim.SGD,
+     dict(lr=0.05, momentum=0.9, dampening=0.0, weight_decay=0.0, nesterov=False),
+     "SGD(lr=0.05, momentum=0.9, dampening=0, weight_decay=0, nesterov=False)"),
 ]
+# The resnet labels have a generator of their own, so that the mlp cases' files do not change.
+RESNET_LABEL_SEED = 5679
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,6 +206,73 @@ def onnx_layout(entries, module, initial):
 
 
 # ---------------------------------------------------------------------------------------------
+# The resnet fixture as trainable PyTorch modules.
+
+
+class FoldedBlock(nn.Module):
+    """gen_onnx_fixtures.BasicBlock with each BatchNorm folded into its conv (a conv with bias)."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Conv2d(cin, cout, 1, stride)
+
+    def forward(self, x):
+        out = self.conv2(F.relu(self.conv1(x)))
+        identity = x if self.downsample is None else self.downsample(x)
+        return F.relu(out + identity)
+
+
+class FoldedResNet(nn.Module):
+    """The graph of test/import/Inputs/resnet/model.onnx: gen_onnx_fixtures.ResNet as the
+    exporter wrote it, every (eval-mode) BatchNorm folded into the Conv before it. Training this
+    is training that ONNX graph: convs with bias, ReLU, max pool, global average pool, Linear."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, 1, 1)
+        self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.layer1 = FoldedBlock(8, 8, 1)
+        self.layer2 = FoldedBlock(8, 16, 2)
+        self.fc = nn.Linear(16, classes)
+
+    def forward(self, x):
+        x = self.maxpool(F.relu(self.conv1(x)))
+        x = self.layer2(self.layer1(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def load_folded_resnet(model):
+    """FoldedResNet holding model.onnx's initializers. The graph's Conv nodes, in order, are
+    conv1, layer1.conv1, layer1.conv2, layer2.conv1, layer2.conv2, layer2.downsample (checked
+    against each module's kernel, stride and padding); Gemm holds fc (transB = 1: [out, in])."""
+    module = FoldedResNet()
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    convs = [module.conv1, module.layer1.conv1, module.layer1.conv2, module.layer2.conv1,
+             module.layer2.conv2, module.layer2.downsample]
+    nodes = [n for n in model.graph.node if n.op_type == "Conv"]
+    assert len(nodes) == len(convs)
+    with torch.no_grad():
+        for node, conv in zip(nodes, convs):
+            a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
+            assert list(a["kernel_shape"]) == list(conv.kernel_size)
+            assert list(a["strides"]) == list(conv.stride)
+            assert list(a["pads"]) == list(conv.padding) * 2 and a.get("group", 1) == 1
+            assert list(a.get("dilations", [1, 1])) == [1, 1] and len(node.input) == 3
+            conv.weight.copy_(torch.tensor(inits[node.input[1]]))
+            conv.bias.copy_(torch.tensor(inits[node.input[2]]))
+        (gemm,) = [n for n in model.graph.node if n.op_type == "Gemm"]
+        a = {x.name: onnx.helper.get_attribute_value(x) for x in gemm.attribute}
+        assert a.get("transB") == 1 and a.get("alpha", 1.0) == 1.0 and a.get("beta", 1.0) == 1.0
+        module.fc.weight.copy_(torch.tensor(inits[gemm.input[1]]))
+        module.fc.bias.copy_(torch.tensor(inits[gemm.input[2]]))
+    return module.eval()
+
+
+# ---------------------------------------------------------------------------------------------
 # Training.
 
 
@@ -251,13 +325,15 @@ of the ONNX importer fixtures: per-step losses and the trained weights, for chec
     /usr/bin/python3 scripts/gen_train_fixtures.py
 
 The models, weights and batches are those of `test/import/Inputs/<model>/` (the generator
-rebuilds them with `gen_onnx_fixtures.make_mlp_and_gpt` and checks that they equal the
-fixture files); `model.onnx` and the inputs are not copied here. Each case trains for 5 steps
+rebuilds mlp and gpt with `gen_onnx_fixtures.make_mlp_and_gpt` and checks that they equal the
+fixture files; resnet it loads from `model.onnx` itself, see below); `model.onnx` and the
+inputs are not copied here. Each case trains for 5 steps
 on one fixed batch: step k runs the forward pass on the current weights, records the loss,
 back-propagates, and applies the optimizer update.
 
 Per folder:
-- `y.npy` (mlp cases only): int64 [4], the class labels (random classes, seed {label_seed}).
+- `y.npy` (mlp and resnet cases): int64, the class labels: [4] for mlp (random classes, seed
+  {label_seed}), [2] for resnet (seed {resnet_label_seed}).
 - `expected_loss.npy`: float32 [5], the loss of each step's forward pass, before that step's
   update (what a training loop logs, and what `shardc run --steps 5` stacks into shape [5]).
 - `expected_weights.npz`: every initializer of `model.onnx` after the 5th update, keyed by the
@@ -282,6 +358,19 @@ README_LOSS = """
 - gpt cases: the graph's own scalar output `loss` =
   `F.cross_entropy(logits.view(-1, 64), targets.view(-1))`, mean over the 16 tokens
   (SoftmaxCrossEntropyLoss, reduction mean, ignore_index -100, which no target hits).
+- resnet case: as mlp, over the graph output `logits` [2, 10] (batch of 2 images).
+
+## The resnet model
+
+The exporter folded every BatchNorm of `gen_onnx_fixtures.ResNet` (eval mode) into the Conv
+before it, so `resnet/model.onnx` is a plain conv net: 6 Convs with bias (3x3 pad 1; stride 2
+in `layer2.conv1`; a 1x1 stride-2 shortcut `layer2.downsample`), ReLU, MaxPool 3x3 stride 2
+pad 1, two residual Adds, GlobalAveragePool, Flatten, Gemm. Training that graph is training
+this conv net without BatchNorm (not the original ResNet's BatchNorm training). The generator
+builds the same net in PyTorch (`FoldedResNet`: nn.Conv2d with bias, F.relu, nn.MaxPool2d,
+F.adaptive_avg_pool2d, nn.Linear) and loads the initializers into it from the graph's Conv
+and Gemm nodes; its step-0 loss matches F.cross_entropy of the fixture's
+`expected_logits.npy`, which PyTorch computed with the BatchNorms unfolded.
 
 ## Optimizer updates (PyTorch 1.13, single-tensor path; g = gradient of the mean loss)
 
@@ -301,10 +390,11 @@ def fmt_losses(a):
 
 
 def write_readme(out, results, gpt_summary):
-    lines = [README_HEAD.format(label_seed=LABEL_SEED).rstrip("\n")]
+    lines = [README_HEAD.format(label_seed=LABEL_SEED, resnet_label_seed=RESNET_LABEL_SEED)
+             .rstrip("\n")]
     for r in results:
         folder = f"`test/import/Inputs/{r['model']}`"
-        loss = ("F.cross_entropy(logits, y), mean" if r["model"] == "mlp"
+        loss = ("F.cross_entropy(logits, y), mean" if r["model"] in ("mlp", "resnet")
                 else "graph output `loss`")
         lines.append(f"| `{r['name']}` | {folder} | {loss} | {r['opt_text']} |")
     lines.append(README_LOSS)
@@ -318,8 +408,9 @@ def write_readme(out, results, gpt_summary):
         lines.append(f"| `{r['name']}` | {fmt_losses(r['losses'])} | {float(r['final']):.9g} | "
                      f"{r['onnx_diff']:.1e} |")
     lines += ["", "Step 0 is the untrained model's loss: for the gpt cases it equals "
-              "`test/import/Inputs/gpt_loss/expected_loss.npy`, for the mlp cases "
-              "F.cross_entropy of `test/import/Inputs/mlp/expected_logits.npy` (checked to 1e-6).",
+              "`test/import/Inputs/gpt_loss/expected_loss.npy`, for the mlp and resnet cases "
+              "F.cross_entropy of `test/import/Inputs/<model>/expected_logits.npy` (checked to "
+              "1e-6).",
               ""]
     lines += ["## GPT initializers -> parameters", "", gpt_summary, ""]
     lines += ["## How exact a float32 re-implementation can be", "",
@@ -368,7 +459,7 @@ def r_notes(results):
                 f"`{k}` ({t}) {d:.1e}" for k, t, d in r["sensitive"]))
     lines += ["", "Suggested tolerances for another float32 implementation (a few times the "
               "measured float32-vs-float64 gap, since both sides round): losses 1e-5 relative "
-              "(all cases); weights 1e-5 absolute for the mlp cases and `gpt_sgd`; for "
+              "(all cases); weights 1e-5 absolute for the mlp cases, `gpt_sgd` and `resnet_sgd`; for "
               "`gpt_adam` 1e-3 absolute, with the key-bias slice skipped or at 0.05."]
     return "\n".join(lines)
 
@@ -391,12 +482,18 @@ def main():
     assert np.array_equal(m["targets"].numpy(), load_npy("gpt_loss", "targets"))
     x, idx, targets = m["x"], m["idx"], m["targets"]
     gpt_loss = G.GPTLoss(m["gpt"])
+    resnet = load_folded_resnet(onnx.load(os.path.join(IMPORT_DIR, "resnet", "model.onnx")))
+    xr = torch.from_numpy(load_npy("resnet", "x"))
+    yr = torch.randint(0, 10, (xr.shape[0],),
+                       generator=torch.Generator().manual_seed(RESNET_LABEL_SEED))
 
     models = {
         "mlp": dict(module=m["mlp"], loss=lambda mod, dt: F.cross_entropy(mod(x.to(dt)), y),
                     feeds={"x": x.numpy()}, labels=y.numpy()),
         "gpt_loss": dict(module=gpt_loss, loss=lambda mod, dt: mod(idx, targets),
                          feeds={"idx": idx.numpy(), "targets": targets.numpy()}, labels=None),
+        "resnet": dict(module=resnet, loss=lambda mod, dt: F.cross_entropy(mod(xr.to(dt)), yr),
+                       feeds={"x": xr.numpy()}, labels=yr.numpy()),
     }
     onnx_models, mappings = {}, {}
     for key, spec in models.items():
@@ -406,7 +503,8 @@ def main():
 
     # Step-0 references from the import fixtures.
     ref0 = {"mlp": F.cross_entropy(torch.from_numpy(load_npy("mlp", "expected_logits")), y),
-            "gpt_loss": torch.from_numpy(load_npy("gpt_loss", "expected_loss"))}
+            "gpt_loss": torch.from_numpy(load_npy("gpt_loss", "expected_loss")),
+            "resnet": F.cross_entropy(torch.from_numpy(load_npy("resnet", "expected_logits")), yr)}
 
     results = []
     for name, key, opt_cls, opt_kw, opt_text in CASES:
@@ -460,8 +558,8 @@ def main():
             rest = [np.abs(weights[k] - w64[k])[mask[k]] for k in weights]
             result["w64_rest"] = max(float(np.max(np.where(d > 1e-4, 0.0, d))) for d in rest)
 
-        if key == "mlp":
-            save_npy(folder, "y", y.numpy())
+        if key in ("mlp", "resnet"):
+            save_npy(folder, "y", spec["labels"])
         save_npy(folder, "expected_loss", losses)
         save_npz(os.path.join(folder, "expected_weights.npz"), weights)
         with open(os.path.join(folder, "mapping.txt"), "w") as f:

@@ -146,6 +146,65 @@ std::vector<GradCase> cases() {
   cs.push_back({"scatter_add",
                 {Arg{TensorType{DType::I64, {3}}, Range::Any, {2, 0, 2}}, Arg{f64t({3, 2})}},
                 {{"shape", Ints{4, 2}}}});
+  // Convolution: plain; with bias, stride, asymmetric pads, dilation and 2 groups of 2
+  // filters; depthwise with stride and pads; bias with same-size padding.
+  cs.push_back({"conv2d", {Arg{f64t({2, 2, 4, 5})}, Arg{f64t({3, 2, 3, 2})}}});
+  cs.push_back({"conv2d",
+                {Arg{f64t({2, 4, 5, 6})}, Arg{f64t({4, 2, 2, 3})}, Arg{f64t({4})}},
+                {{"strides", Ints{2, 1}},
+                 {"pads", Ints{1, 0, 2, 1}},
+                 {"dilations", Ints{1, 2}},
+                 {"groups", 2}}});
+  cs.push_back({"conv2d",
+                {Arg{f64t({1, 3, 5, 4})}, Arg{f64t({3, 1, 2, 2})}},
+                {{"strides", Ints{2, 2}}, {"pads", Ints{0, 1, 1, 0}}, {"groups", 3}}});
+  cs.push_back({"conv2d",
+                {Arg{f64t({1, 2, 4, 4})}, Arg{f64t({2, 2, 3, 3})}, Arg{f64t({2})}},
+                {{"pads", Ints{1, 1, 1, 1}}}});
+  // The conv2d backward ops are linear in each operand; their rules are each other and conv2d.
+  cs.push_back({"conv2d_backward_input",
+                {Arg{f64t({2, 4, 4, 3})}, Arg{f64t({4, 2, 2, 3})}},
+                {{"strides", Ints{2, 1}},
+                 {"pads", Ints{1, 0, 2, 1}},
+                 {"dilations", Ints{1, 2}},
+                 {"groups", 2},
+                 {"input_shape", Ints{2, 4, 5, 6}}}});
+  cs.push_back({"conv2d_backward_filter",
+                {Arg{f64t({2, 4, 5, 6})}, Arg{f64t({2, 4, 4, 3})}},
+                {{"strides", Ints{2, 1}},
+                 {"pads", Ints{1, 0, 2, 1}},
+                 {"dilations", Ints{1, 2}},
+                 {"groups", 2},
+                 {"filter_shape", Ints{4, 2, 2, 3}}}});
+  // Pooling: uniform random inputs have no ties, so max pooling is smooth at them.
+  Arg img{f64t({2, 2, 5, 6})};
+  cs.push_back({"max_pool2d",
+                {img},
+                {{"kernel", Ints{3, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 0}}}});
+  cs.push_back({"max_pool2d",
+                {img},
+                {{"kernel", Ints{2, 2}}, {"dilations", Ints{2, 1}}, {"pads", Ints{1, 1, 1, 1}}}});
+  for (bool include : {false, true}) {
+    cs.push_back({"avg_pool2d",
+                  {img},
+                  {{"kernel", Ints{3, 2}},
+                   {"strides", Ints{2, 2}},
+                   {"pads", Ints{1, 1, 1, 0}},
+                   {"count_include_pad", include}}});
+    cs.push_back({"avg_pool2d",
+                  {img},
+                  {{"kernel", Ints{2, 2}},
+                   {"dilations", Ints{2, 1}},
+                   {"pads", Ints{1, 0, 0, 1}},
+                   {"count_include_pad", include}}});
+    cs.push_back({"avg_pool2d_backward",
+                  {Arg{f64t({2, 2, 3, 3})}},
+                  {{"kernel", Ints{3, 2}},
+                   {"strides", Ints{2, 2}},
+                   {"pads", Ints{1, 1, 1, 0}},
+                   {"count_include_pad", include},
+                   {"input_shape", Ints{2, 2, 5, 6}}}});
+  }
   return cs;
 }
 
@@ -153,8 +212,9 @@ std::vector<GradCase> cases() {
 const std::set<std::string> kNotDifferentiable = {
     "not", "and", "or", "compare", "argmax", // boolean or integer results
     "constant", "iota",                      // no operands
-    // Not written yet: autodiff reports them when a gradient must flow through them.
-    "conv2d", "max_pool2d", "avg_pool2d"};
+    // No second order through max pooling: piecewise constant in x; in dy it would be a
+    // gather of the incoming gradient at each window's maximum, an op of its own.
+    "max_pool2d_backward"};
 
 } // namespace
 
@@ -168,24 +228,28 @@ TEST(GradientTest, EveryOpHasARuleOrIsListed) {
   for (const auto& def : OpRegistry::get().all()) {
     bool listed = kNotDifferentiable.count(def->name) > 0;
     EXPECT_EQ(static_cast<bool>(def->gradient), !listed) << def->name;
-    if (def->gradient) EXPECT_TRUE(tested.count(def->name)) << "no finite-difference case for " << def->name;
+    if (def->gradient) {
+      EXPECT_TRUE(tested.count(def->name)) << "no finite-difference case for " << def->name;
+    }
   }
 }
 
 TEST(GradientTest, MissingRuleOnTheGradientPathIsAnError) {
-  Function f("cnn");
+  // max_pool2d_backward has no rule; here the parameter is its dy.
+  Function f("f");
   Value* x = f.addArgument("x", TensorType{DType::F32, {1, 1, 4, 4}}, ArgKind::Input);
-  Value* w = f.addArgument("w", TensorType{DType::F32, {1, 1, 3, 3}}, ArgKind::Param);
+  Value* w = f.addArgument("w", TensorType{DType::F32, {1, 1, 2, 2}}, ArgKind::Param);
   Builder b(f);
   b.setLoc(Loc{7, 3});
-  Value* y = b.value("conv2d", {x, w});
+  Value* y =
+      b.value("max_pool2d_backward", {x, w}, {{"kernel", Ints{2, 2}}, {"strides", Ints{2, 2}}});
   Value* loss = b.value("reduce_sum", {y}, {{"axes", Ints{0, 1, 2, 3}}});
   try {
     buildGradients(f, loss, {w});
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "op 'conv2d' at line 7 has no gradient rule, but a gradient must flow "
-                           "through it to a parameter");
+    EXPECT_STREQ(e.what(), "op 'max_pool2d_backward' at line 7 has no gradient rule, but a "
+                           "gradient must flow through it to a parameter");
   }
 }
 

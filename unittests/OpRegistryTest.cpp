@@ -31,7 +31,8 @@ const std::set<std::string> kNumericallyTested = {
     // IndexOpTest.cpp
     "constant", "iota", "gather", "scatter_add",
     // ConvOpTest.cpp
-    "conv2d", "max_pool2d", "avg_pool2d"};
+    "conv2d", "max_pool2d", "avg_pool2d", "conv2d_backward_input", "conv2d_backward_filter",
+    "max_pool2d_backward", "avg_pool2d_backward"};
 
 TEST(OpRegistryTest, EveryOpHasNumericTests) {
   std::set<std::string> registered;
@@ -124,6 +125,26 @@ std::vector<FlopCase> flopCases() {
       // Pooling: kernel area per output element; [1,1,4,4] with 2x2 stride 2 -> 4 outputs.
       {"max_pool2d", {f32t({1, 1, 4, 4})}, {{"kernel", Ints{2, 2}}, {"strides", Ints{2, 2}}}, 16},
       {"avg_pool2d", {f32t({1, 1, 4, 4})}, {{"kernel", Ints{2, 2}}, {"strides", Ints{2, 2}}}, 16},
+      // The backward ops count as their forward op: the same products and the same taps.
+      {"conv2d_backward_input",
+       {f32t({1, 4, 3, 3}), f32t({4, 2, 3, 3})},
+       {{"input_shape", Ints{1, 2, 5, 5}}},
+       1296},
+      {"conv2d_backward_filter",
+       {f32t({1, 4, 5, 5}), f32t({1, 4, 3, 3})},
+       {{"groups", 2},
+        {"strides", Ints{2, 2}},
+        {"pads", Ints{1, 1, 1, 1}},
+        {"filter_shape", Ints{4, 2, 3, 3}}},
+       1296},
+      {"max_pool2d_backward",
+       {f32t({1, 1, 4, 4}), f32t({1, 1, 2, 2})},
+       {{"kernel", Ints{2, 2}}, {"strides", Ints{2, 2}}},
+       16},
+      {"avg_pool2d_backward",
+       {f32t({1, 1, 2, 2})},
+       {{"kernel", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"input_shape", Ints{1, 1, 4, 4}}},
+       16},
   };
 }
 
@@ -147,3 +168,29 @@ TEST(OpRegistryTest, FlopFormulas) {
 }
 
 } // namespace
+
+TEST(OpRegistryTest, EveryOpHasAShardingRuleThatFitsItsFlopCase) {
+  // The rule must name one factor list per operand and result dimension, with factor sizes
+  // that multiply to the dimension's size (size-1 dims may have no factor).
+  for (const FlopCase& c : flopCases()) {
+    const OpDef* def = OpRegistry::get().lookup(c.op);
+    ASSERT_TRUE(def->shardingRule) << c.op << " has no sharding rule";
+    AttrDict attrs = c.attrs;
+    std::vector<TensorType> results;
+    ASSERT_EQ(checkOp(*def, c.operands, attrs, results), "") << c.op;
+    ShardingRule rule = def->shardingRule(OpSig{c.operands, attrs}, results);
+    auto check = [&](const std::vector<TensorType>& types, const std::vector<ShardingRule::Dims>& dims, const char* what) {
+      ASSERT_EQ(types.size(), dims.size()) << c.op << " " << what;
+      for (size_t t = 0; t < types.size(); ++t) {
+        ASSERT_EQ(static_cast<size_t>(types[t].rank()), dims[t].size()) << c.op << " " << what << " " << t;
+        for (size_t d = 0; d < dims[t].size(); ++d) {
+          int64_t product = 1;
+          for (int f : dims[t][d]) product *= rule.factorSizes[static_cast<size_t>(f)];
+          EXPECT_EQ(product, types[t].shape[d]) << c.op << " " << what << " " << t << " dim " << d << ": " << rule.str();
+        }
+      }
+    };
+    check(c.operands, rule.operands, "operand");
+    check(results, rule.results, "result");
+  }
+}

@@ -155,6 +155,29 @@ TEST(VerifierTest, ResultNotDefined) {
   EXPECT_EQ(verify(f), Msgs{"result 'out' of @f is not defined"});
 }
 
+TEST(VerifierTest, ResultTiedToMissingArgument) {
+  Function f("f");
+  Value* w = f.addArgument("w", kF32x2, ArgKind::Param);
+  f.addResult("r", w, 1);
+  EXPECT_EQ(verify(f), Msgs{"result 'r' is tied to a missing argument"});
+}
+
+TEST(VerifierTest, TiedResultChecks) {
+  Function f("f");
+  Value* x = f.addArgument("x", kF32x2, ArgKind::Input);
+  Value* w = f.addArgument("w", TensorType{DType::F32, {3}}, ArgKind::Param);
+  Value* m = f.addArgument("m", kF32x2, ArgKind::OptState);
+  f.addResult("a", x, 0);
+  f.addResult("b", x, 1);
+  f.addResult("c", m, 2);
+  f.addResult("d", m, 2);
+  f.addResult("e", w, 1);
+  EXPECT_EQ(verify(f), (Msgs{"result 'a' is tied to input 'x'; only param and opt_state arguments are updated in place",
+                             "result 'b' has type f32[2] but is tied to 'w' of type f32[3]",
+                             "argument 'm' is tied to more than one result",
+                             "argument 'w' is tied to more than one result"}));
+}
+
 TEST(VerifierTest, ReportsEveryProblemAtItsLocation) {
   Function f("f", Loc{3, 1});
   Value* x = f.addArgument("x", kF32x2, ArgKind::Input);

@@ -112,9 +112,18 @@ void registerNNImports(OpTable& t);
 void registerReduceImports(OpTable& t);
 void registerElementwiseImports(OpTable& t);
 void registerIndexImports(OpTable& t);
+void registerGatherImports(OpTable& t);
 void registerEinsumImports(OpTable& t);
 void registerNormImports(OpTable& t);
 void registerConvImports(OpTable& t);
 void registerRecurrentImports(OpTable& t);
+void registerGridSampleImports(OpTable& t);
+void registerSignalImports(OpTable& t);
+
+// Decompositions shared between op families.
+Entry roundHalfToEven(Context& c, Entry x); // OnnxOpsElementwise.cpp
+// Pads dim `axis` with `before` and `after` elements of `value`; negative amounts crop.
+Entry padAxis(Context& c, Entry x, int64_t axis, int64_t before, int64_t after,
+              double value = 0); // OnnxOpsIndex.cpp
 
 } // namespace shardc::onnximport

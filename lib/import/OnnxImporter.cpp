@@ -25,10 +25,13 @@ const OpTable& opTable() {
     registerReduceImports(t);
     registerElementwiseImports(t);
     registerIndexImports(t);
+    registerGatherImports(t);
     registerEinsumImports(t);
     registerNormImports(t);
     registerConvImports(t);
     registerRecurrentImports(t);
+    registerGridSampleImports(t);
+    registerSignalImports(t);
     return t;
   }();
   return table;

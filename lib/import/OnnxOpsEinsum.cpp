@@ -19,13 +19,15 @@ constexpr int kEllipsis = 256;
 Labels parseTerm(Context& c, const std::string& term, int64_t rank, int64_t ellipsisRank) {
   Labels labels;
   size_t dots = term.find("...");
-  if (dots != std::string::npos && term.find("...", dots + 3) != std::string::npos) c.fail("a term has two ellipses: '" + term + "'");
+  if (dots != std::string::npos && term.find("...", dots + 3) != std::string::npos)
+    c.fail("a term has two ellipses: '" + term + "'");
   int64_t letters = static_cast<int64_t>(term.size()) - (dots == std::string::npos ? 0 : 3);
   for (size_t i = 0; i < term.size(); ++i) {
     if (i == dots) {
       int64_t n = rank >= 0 ? rank - letters : ellipsisRank;
       if (n < 0) c.fail("term '" + term + "' has more labels than its operand has dims");
-      for (int64_t k = ellipsisRank - n; k < ellipsisRank; ++k) labels.push_back(kEllipsis + static_cast<int>(k));
+      for (int64_t k = ellipsisRank - n; k < ellipsisRank; ++k)
+        labels.push_back(kEllipsis + static_cast<int>(k));
       i += 2;
     } else if (std::isalpha(static_cast<unsigned char>(term[i]))) {
       labels.push_back(term[i]);
@@ -34,7 +36,8 @@ Labels parseTerm(Context& c, const std::string& term, int64_t rank, int64_t elli
     }
   }
   if (rank >= 0 && static_cast<int64_t>(labels.size()) != rank)
-    c.fail("term '" + term + "' has " + std::to_string(labels.size()) + " labels for an operand of rank " + std::to_string(rank));
+    c.fail("term '" + term + "' has " + std::to_string(labels.size()) +
+           " labels for an operand of rank " + std::to_string(rank));
   return labels;
 }
 
@@ -60,14 +63,16 @@ void takeDiagonals(Context& c, Operand& op) {
     Entry first = c.emit1("iota", {}, {{"shape", s}, {"axis", at[0]}});
     Entry zero = c.scalar(c.typeOf(op.value).dtype, 0);
     for (size_t k = 1; k < at.size(); ++k) {
-      if (s[static_cast<size_t>(at[k])] != s[static_cast<size_t>(at[0])]) c.fail("a repeated label has dims of different sizes");
+      if (s[static_cast<size_t>(at[k])] != s[static_cast<size_t>(at[0])])
+        c.fail("a repeated label has dims of different sizes");
       Entry other = c.emit1("iota", {}, {{"shape", s}, {"axis", at[k]}});
       Entry same = c.emit1("compare", {first, other}, {{"direction", "eq"}});
       op.value = c.emit1("where", {same, op.value, zero});
     }
     std::vector<int64_t> repeats(at.begin() + 1, at.end());
     op.value = c.emit1("reduce_sum", {op.value}, {{"axes", repeats}});
-    for (auto it = repeats.rbegin(); it != repeats.rend(); ++it) op.labels.erase(op.labels.begin() + *it);
+    for (auto it = repeats.rbegin(); it != repeats.rend(); ++it)
+      op.labels.erase(op.labels.begin() + *it);
   }
 }
 
@@ -77,9 +82,12 @@ void sumPrivateLabels(Context& c, Operand& op, const Labels& others, const Label
   Labels kept;
   for (size_t i = 0; i < op.labels.size(); ++i) {
     int l = op.labels[i];
-    bool used = std::count(others.begin(), others.end(), l) || std::count(out.begin(), out.end(), l);
-    if (used) kept.push_back(l);
-    else axes.push_back(static_cast<int64_t>(i));
+    bool used =
+        std::count(others.begin(), others.end(), l) || std::count(out.begin(), out.end(), l);
+    if (used)
+      kept.push_back(l);
+    else
+      axes.push_back(static_cast<int64_t>(i));
   }
   if (axes.empty()) return;
   op.value = c.emit1("reduce_sum", {op.value}, {{"axes", axes}});
@@ -89,9 +97,11 @@ void sumPrivateLabels(Context& c, Operand& op, const Labels& others, const Label
 // Transposes the operand to the label order `order` (a permutation of its labels).
 Entry permuteTo(Context& c, const Operand& op, const Labels& order) {
   std::vector<int64_t> perm;
-  for (int l : order) perm.push_back(positionsOf(op.labels, l)[0]);
+  for (int l : order)
+    perm.push_back(positionsOf(op.labels, l)[0]);
   bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int64_t>(i);
+  for (size_t i = 0; i < perm.size(); ++i)
+    identity &= perm[i] == static_cast<int64_t>(i);
   return identity ? op.value : c.emit1("transpose", {op.value}, {{"perm", perm}});
 }
 
@@ -100,14 +110,17 @@ int64_t sizeOf(Context& c, const Operand& op, int label) {
 }
 
 // Two operands: batch labels (in both and the output), contracted ones (in both, not the
-// output), and labels of only one side, as one [B, M, K] x [B, K, N] matmul.
+// output), and labels of only one side, as one [B, M, K] x [B, K, N] matmul ([M, K] x [K, N]
+// without batch labels).
 Entry contractPair(Context& c, Operand a, Operand b, const Labels& out) {
   // A broadcast (size-1) dim of a shared label is expanded to the other side's size first.
   for (int l : Labels(a.labels)) {
     if (!std::count(b.labels.begin(), b.labels.end(), l)) continue;
     int64_t na = sizeOf(c, a, l), nb = sizeOf(c, b, l);
     if (na == nb) continue;
-    if (na != 1 && nb != 1) c.fail("label dims of sizes " + std::to_string(na) + " and " + std::to_string(nb) + " do not broadcast");
+    if (na != 1 && nb != 1)
+      c.fail("label dims of sizes " + std::to_string(na) + " and " + std::to_string(nb) +
+             " do not broadcast");
     Operand& small = na == 1 ? a : b;
     Shape s = c.typeOf(small.value).shape;
     s[static_cast<size_t>(positionsOf(small.labels, l)[0])] = std::max(na, nb);
@@ -115,31 +128,41 @@ Entry contractPair(Context& c, Operand a, Operand b, const Labels& out) {
   }
   Labels batch, contracted, left, right;
   for (int l : a.labels) {
-    bool inB = std::count(b.labels.begin(), b.labels.end(), l), inOut = std::count(out.begin(), out.end(), l);
+    bool inB = std::count(b.labels.begin(), b.labels.end(), l),
+         inOut = std::count(out.begin(), out.end(), l);
     (inB ? (inOut ? batch : contracted) : left).push_back(l);
   }
   for (int l : b.labels)
     if (!std::count(a.labels.begin(), a.labels.end(), l)) right.push_back(l);
   auto product = [&](const Operand& op, const Labels& ls) {
     int64_t n = 1;
-    for (int l : ls) n *= sizeOf(c, op, l);
+    for (int l : ls)
+      n *= sizeOf(c, op, l);
     return n;
   };
-  int64_t nb = product(a, batch), m = product(a, left), k = product(a, contracted), n = product(b, right);
+  int64_t nb = product(a, batch), m = product(a, left), k = product(a, contracted),
+          n = product(b, right);
   Labels aOrder = batch, bOrder = batch;
   aOrder.insert(aOrder.end(), left.begin(), left.end());
   aOrder.insert(aOrder.end(), contracted.begin(), contracted.end());
   bOrder.insert(bOrder.end(), contracted.begin(), contracted.end());
   bOrder.insert(bOrder.end(), right.begin(), right.end());
-  Entry am = c.emit1("reshape", {permuteTo(c, a, aOrder)}, {{"shape", std::vector<int64_t>{nb, m, k}}});
-  Entry bm = c.emit1("reshape", {permuteTo(c, b, bOrder)}, {{"shape", std::vector<int64_t>{nb, k, n}}});
+  // Without batch labels, a plain 2-D matmul.
+  auto matrix = [&](int64_t rows, int64_t cols) {
+    return batch.empty() ? std::vector<int64_t>{rows, cols} : std::vector<int64_t>{nb, rows, cols};
+  };
+  Entry am = c.emit1("reshape", {permuteTo(c, a, aOrder)}, {{"shape", matrix(m, k)}});
+  Entry bm = c.emit1("reshape", {permuteTo(c, b, bOrder)}, {{"shape", matrix(k, n)}});
   Operand r{c.emit1("matmul", {am, bm}), batch};
   r.labels.insert(r.labels.end(), left.begin(), left.end());
   r.labels.insert(r.labels.end(), right.begin(), right.end());
   Shape rs;
-  for (int l : batch) rs.push_back(sizeOf(c, a, l));
-  for (int l : left) rs.push_back(sizeOf(c, a, l));
-  for (int l : right) rs.push_back(sizeOf(c, b, l));
+  for (int l : batch)
+    rs.push_back(sizeOf(c, a, l));
+  for (int l : left)
+    rs.push_back(sizeOf(c, a, l));
+  for (int l : right)
+    rs.push_back(sizeOf(c, b, l));
   r.value = c.emit1("reshape", {r.value}, {{"shape", rs}});
   return permuteTo(c, r, out);
 }
@@ -157,14 +180,18 @@ std::vector<Entry> einsum(Context& c) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (terms.size() != c.numInputs()) c.fail("the equation has " + std::to_string(terms.size()) + " operand terms for " + std::to_string(c.numInputs()) + " inputs");
+  if (terms.size() != c.numInputs())
+    c.fail("the equation has " + std::to_string(terms.size()) + " operand terms for " +
+           std::to_string(c.numInputs()) + " inputs");
   if (terms.size() > 2) c.fail("Einsum with more than two operands is not supported yet");
   std::vector<Operand> ops;
   int64_t ellipsisRank = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
     int64_t rank = c.typeOf(c.in(i)).rank(), letters = 0;
-    for (char ch : terms[i]) letters += std::isalpha(static_cast<unsigned char>(ch)) ? 1 : 0;
-    if (terms[i].find("...") != std::string::npos) ellipsisRank = std::max(ellipsisRank, rank - letters);
+    for (char ch : terms[i])
+      letters += std::isalpha(static_cast<unsigned char>(ch)) ? 1 : 0;
+    if (terms[i].find("...") != std::string::npos)
+      ellipsisRank = std::max(ellipsisRank, rank - letters);
   }
   for (size_t i = 0; i < terms.size(); ++i)
     ops.push_back(Operand{c.in(i), parseTerm(c, terms[i], c.typeOf(c.in(i)).rank(), ellipsisRank)});
@@ -177,17 +204,20 @@ std::vector<Entry> einsum(Context& c) {
     // Implicit output: the broadcast dims, then the letters used once, in alphabetical order.
     std::map<int, int> uses;
     for (const Operand& op : ops)
-      for (int l : op.labels) ++uses[l];
+      for (int l : op.labels)
+        ++uses[l];
     for (auto [l, n] : uses)
       if (l >= kEllipsis || n == 1) out.push_back(l);
     std::stable_partition(out.begin(), out.end(), [](int l) { return l >= kEllipsis; });
   }
   for (int l : out) {
     bool found = false;
-    for (const Operand& op : ops) found |= std::count(op.labels.begin(), op.labels.end(), l) > 0;
+    for (const Operand& op : ops)
+      found |= std::count(op.labels.begin(), op.labels.end(), l) > 0;
     if (!found) c.fail("output label is not in any operand");
   }
-  for (Operand& op : ops) takeDiagonals(c, op);
+  for (Operand& op : ops)
+    takeDiagonals(c, op);
   if (ops.size() == 1) {
     sumPrivateLabels(c, ops[0], {}, out);
     return {permuteTo(c, ops[0], out)};
@@ -199,6 +229,8 @@ std::vector<Entry> einsum(Context& c) {
 
 } // namespace
 
-void registerEinsumImports(OpTable& t) { t["Einsum"] = einsum; }
+void registerEinsumImports(OpTable& t) {
+  t["Einsum"] = einsum;
+}
 
 } // namespace shardc::onnximport

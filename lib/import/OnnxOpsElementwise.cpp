@@ -12,7 +12,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 Entry cmp(Context& c, Entry a, Entry b, const char* direction) {
   return c.emit1("compare", {a, b}, {{"direction", direction}});
 }
-Entry scalarLike(Context& c, const Entry& x, double v) { return c.scalar(c.typeOf(x).dtype, v); }
+Entry scalarLike(Context& c, const Entry& x, double v) {
+  return c.scalar(c.typeOf(x).dtype, v);
+}
 
 // alpha * x where x < 0, else x (LeakyRelu; PRelu with a tensor slope).
 Entry negativeSlope(Context& c, Entry x, Entry slope) {
@@ -114,18 +116,8 @@ std::vector<Entry> ceilOf(Context& c) {
   return c.emit("neg", {c.emit1("floor", {c.emit1("neg", {c.in(0)})})});
 }
 
-// Round half to even: floor(x), plus one when the fraction is above 1/2, or exactly 1/2
-// and floor(x) is odd. x - floor(x) is exact except for tiny negative x, where it can only
-// round to 1/2 from above, with floor(x) = -1 odd: the result is 0 either way.
 std::vector<Entry> roundHalfEven(Context& c) {
-  Entry x = c.in(0);
-  Entry r = c.emit1("floor", {x});
-  Entry frac = c.emit1("sub", {x, r});
-  Entry half = scalarLike(c, x, 0.5), two = scalarLike(c, x, 2);
-  Entry evenPart = c.emit1("mul", {c.emit1("floor", {c.emit1("div", {r, two})}), two});
-  Entry odd = cmp(c, r, evenPart, "ne");
-  Entry up = c.emit1("or", {cmp(c, frac, half, "gt"), c.emit1("and", {cmp(c, frac, half, "eq"), odd})});
-  return c.emit("where", {up, c.emit1("add", {r, scalarLike(c, x, 1)}), r});
+  return {roundHalfToEven(c, c.in(0))};
 }
 
 std::vector<Entry> isNaN(Context& c) {
@@ -135,9 +127,11 @@ std::vector<Entry> isNaN(Context& c) {
 
 std::vector<Entry> isInf(Context& c) {
   Entry x = c.in(0);
-  if (!isFloat(c.typeOf(x).dtype)) c.fail("IsInf needs a floating-point input, got " + c.typeOf(x).str());
+  if (!isFloat(c.typeOf(x).dtype))
+    c.fail("IsInf needs a floating-point input, got " + c.typeOf(x).str());
   bool pos = c.attrInt("detect_positive", 1) != 0, neg = c.attrInt("detect_negative", 1) != 0;
-  Entry isPos = cmp(c, x, scalarLike(c, x, kInf), "eq"), isNeg = cmp(c, x, scalarLike(c, x, -kInf), "eq");
+  Entry isPos = cmp(c, x, scalarLike(c, x, kInf), "eq"),
+        isNeg = cmp(c, x, scalarLike(c, x, -kInf), "eq");
   if (pos && neg) return c.emit("or", {isPos, isNeg});
   if (pos) return {isPos};
   if (neg) return {isNeg};
@@ -164,12 +158,14 @@ Entry halfFmod(Context& c, Entry a, Entry b) {
   b = c.emit1("cast", {b}, {{"to", DType::F64}});
   Entry q = c.emit1("div", {a, b});
   Entry zero = c.scalar(DType::F64, 0), inf = c.scalar(DType::F64, kInf);
-  Entry truncQ = c.emit1("where", {cmp(c, q, zero, "lt"), c.emit1("neg", {c.emit1("floor", {c.emit1("neg", {q})})}),
+  Entry truncQ = c.emit1("where", {cmp(c, q, zero, "lt"),
+                                   c.emit1("neg", {c.emit1("floor", {c.emit1("neg", {q})})}),
                                    c.emit1("floor", {q})});
   Entry r = c.emit1("sub", {a, c.emit1("mul", {truncQ, b})});
   // As C's fmod: a zero result has a's sign, and a finite a modulo an infinite b is a.
   r = c.emit1("where", {cmp(c, r, zero, "eq"), c.emit1("mul", {a, zero}), r});
-  Entry keepA = c.emit1("and", {cmp(c, c.emit1("abs", {b}), inf, "eq"), cmp(c, c.emit1("abs", {a}), inf, "lt")});
+  Entry keepA = c.emit1(
+      "and", {cmp(c, c.emit1("abs", {b}), inf, "eq"), cmp(c, c.emit1("abs", {a}), inf, "lt")});
   r = c.emit1("where", {keepA, a, r});
   return c.emit1("cast", {r}, {{"to", t}});
 }
@@ -182,8 +178,9 @@ std::vector<Entry> modOf(Context& c) {
   if (isInteger(t)) return {integerMod(c, a, b, fmod)};
   if (!fmod) c.fail("floating-point Mod needs fmod = 1");
   if (t != DType::F16)
-    c.fail("floating-point Mod on " + std::string(dtypeName(t)) +
-           " is not supported yet (shardc has no exact fmod op; only f16 and integers are supported)");
+    c.fail(
+        "floating-point Mod on " + std::string(dtypeName(t)) +
+        " is not supported yet (shardc has no exact fmod op; only f16 and integers are supported)");
   return {halfFmod(c, a, b)};
 }
 
@@ -193,11 +190,29 @@ std::vector<Entry> shrink(Context& c) {
   if (!isFloat(c.typeOf(x).dtype)) c.fail("Shrink on integer inputs is not supported yet");
   float lambd = c.attrFloat("lambd", 0.5f), bias = c.attrFloat("bias", 0.0f);
   Entry zero = scalarLike(c, x, 0);
-  Entry low = c.emit1("where", {cmp(c, x, scalarLike(c, x, -lambd), "lt"), c.emit1("add", {x, scalarLike(c, x, bias)}), zero});
-  return c.emit("where", {cmp(c, x, scalarLike(c, x, lambd), "gt"), c.emit1("sub", {x, scalarLike(c, x, bias)}), low});
+  Entry low = c.emit1("where", {cmp(c, x, scalarLike(c, x, -lambd), "lt"),
+                                c.emit1("add", {x, scalarLike(c, x, bias)}), zero});
+  return c.emit("where", {cmp(c, x, scalarLike(c, x, lambd), "gt"),
+                          c.emit1("sub", {x, scalarLike(c, x, bias)}), low});
 }
 
 } // namespace
+
+// Round half to even: floor(x), plus one when the fraction is above 1/2, or exactly 1/2
+// and floor(x) is odd. x - floor(x) is exact except for tiny negative x, where it can only
+// round to 1/2 from above, with floor(x) = -1 odd: the result is 0 either way.
+Entry roundHalfToEven(Context& c, Entry x) {
+  DType t = c.typeOf(x).dtype;
+  auto cmp = [&](Entry a, Entry b, const char* d) {
+    return c.emit1("compare", {a, b}, {{"direction", d}});
+  };
+  Entry r = c.emit1("floor", {x});
+  Entry frac = c.emit1("sub", {x, r});
+  Entry half = c.scalar(t, 0.5), two = c.scalar(t, 2);
+  Entry odd = cmp(r, c.emit1("mul", {c.emit1("floor", {c.emit1("div", {r, two})}), two}), "ne");
+  Entry up = c.emit1("or", {cmp(frac, half, "gt"), c.emit1("and", {cmp(frac, half, "eq"), odd})});
+  return c.emit1("where", {up, c.emit1("add", {r, c.scalar(t, 1)}), r});
+}
 
 void registerElementwiseImports(OpTable& t) {
   t["LeakyRelu"] = leakyRelu;

@@ -1,4 +1,4 @@
-// ONNX elementwise, matrix, reduction and normalization ops.
+// ONNX arithmetic, comparison and cast ops, Pow, matrix products and the softmax family.
 #include "OnnxContext.h"
 
 #include "shardc/support/Error.h"

@@ -18,11 +18,13 @@ Entry perChannel(Context& c, Entry v, int64_t rank) {
 // dims but the channels (population variance) and also returns the running mean and
 // variance, blended with `momentum`.
 std::vector<Entry> batchNormTraining(Context& c, Entry x) {
-  if (c.opset() < 14) c.fail("training-mode BatchNormalization before opset 14 is not supported yet");
+  if (c.opset() < 14)
+    c.fail("training-mode BatchNormalization before opset 14 is not supported yet");
   TensorType xt = c.typeOf(x);
   DType t = xt.dtype;
   std::vector<int64_t> axes{0};
-  for (int64_t i = 2; i < xt.rank(); ++i) axes.push_back(i);
+  for (int64_t i = 2; i < xt.rank(); ++i)
+    axes.push_back(i);
   AttrDict r{{"axes", axes}, {"keepdims", false}};
   Entry mean = c.emit1("reduce_mean", {x}, r);
   Entry centered = c.emit1("sub", {x, perChannel(c, mean, xt.rank())});
@@ -32,7 +34,8 @@ std::vector<Entry> batchNormTraining(Context& c, Entry x) {
   y = c.emit1("add", {y, perChannel(c, c.in(2), xt.rank())});
   float momentum = c.attrFloat("momentum", 0.9f);
   auto blend = [&](Entry running, Entry batch) {
-    return c.emit1("add", {c.emit1("mul", {running, c.scalar(t, momentum)}), c.emit1("mul", {batch, c.scalar(t, 1.0f - momentum)})});
+    return c.emit1("add", {c.emit1("mul", {running, c.scalar(t, momentum)}),
+                           c.emit1("mul", {batch, c.scalar(t, 1.0f - momentum)})});
   };
   return {y, blend(c.in(3), mean), blend(c.in(4), var)};
 }
@@ -44,7 +47,8 @@ std::vector<Entry> batchNorm(Context& c) {
   TensorType xt = c.typeOf(x);
   if (xt.rank() < 2) c.fail("needs an input of rank >= 2");
   if (c.attrInt("training_mode", 0)) return batchNormTraining(c, x);
-  if (c.opset() < 7 && !c.attrInt("is_test", 0)) c.fail("training-mode BatchNormalization is not supported yet");
+  if (c.opset() < 7 && !c.attrInt("is_test", 0))
+    c.fail("training-mode BatchNormalization is not supported yet");
   if (c.opset() < 9 && !c.attrInt("spatial", 1)) c.fail("spatial = 0 is not supported yet");
   c.ignoreAttr("momentum"); // only updates running statistics in training mode
   DType t = xt.dtype;
@@ -59,11 +63,13 @@ std::vector<Entry> batchNorm(Context& c) {
 // kept dims, computed in stash_type as ONNX's function body does.
 std::vector<Entry> layerNormStatistics(Context& c, Entry x, int64_t axis, float epsilon) {
   TensorType xt = c.typeOf(x);
-  DType stash = dtypeFromOnnx(static_cast<int32_t>(c.attrInt("stash_type", 1)), "LayerNormalization stash_type");
+  DType stash = dtypeFromOnnx(static_cast<int32_t>(c.attrInt("stash_type", 1)),
+                              "LayerNormalization stash_type");
   if (!isFloat(stash)) c.fail("stash_type must be a floating-point type");
   if (stash != xt.dtype) x = c.emit1("cast", {x}, {{"to", stash}});
   std::vector<int64_t> axes;
-  for (int64_t i = axis; i < xt.rank(); ++i) axes.push_back(i);
+  for (int64_t i = axis; i < xt.rank(); ++i)
+    axes.push_back(i);
   AttrDict reduce{{"axes", axes}, {"keepdims", true}};
   Entry mean = c.emit1("reduce_mean", {x}, reduce);
   Entry d = c.emit1("sub", {x, mean});
@@ -78,7 +84,9 @@ std::vector<Entry> layerNormalization(Context& c) {
   TensorType xt = c.typeOf(x);
   int64_t axis = c.attrInt("axis", -1);
   auto n = normalizeAxis(axis, xt.rank());
-  if (!n) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(xt.rank()));
+  if (!n)
+    c.fail("axis " + std::to_string(axis) + " is out of range for rank " +
+           std::to_string(xt.rank()));
   TensorType norm{xt.dtype, Shape(xt.shape.begin() + *n, xt.shape.end())};
   float epsilon = c.attrFloat("epsilon", 1e-5f);
   AttrDict attrs{{"axis", *n}, {"epsilon", static_cast<double>(epsilon)}};
@@ -110,7 +118,8 @@ std::vector<Entry> instanceNorm(Context& c) {
   Entry x = c.in(0);
   int64_t rank = c.typeOf(x).rank();
   if (rank < 3) c.fail("needs an input of rank >= 3, got " + c.typeOf(x).str());
-  AttrDict attrs{{"axis", int64_t(2)}, {"epsilon", static_cast<double>(c.attrFloat("epsilon", 1e-5f))}};
+  AttrDict attrs{{"axis", int64_t(2)},
+                 {"epsilon", static_cast<double>(c.attrFloat("epsilon", 1e-5f))}};
   Entry y = c.emit1("layer_norm", {x}, attrs);
   y = c.emit1("mul", {y, perChannel(c, c.in(1), rank)});
   return c.emit("add", {y, perChannel(c, c.in(2), rank)});
@@ -136,24 +145,22 @@ std::vector<Entry> lrn(Context& c) {
   if (t.rank() < 3) c.fail("needs an input of rank >= 3, got " + t.str());
   int64_t size = c.attrInt("size");
   if (size < 1) c.fail("size must be positive");
-  float alpha = c.attrFloat("alpha", 1e-4f), beta = c.attrFloat("beta", 0.75f), bias = c.attrFloat("bias", 1.0f);
+  float alpha = c.attrFloat("alpha", 1e-4f), beta = c.attrFloat("beta", 0.75f),
+        bias = c.attrFloat("bias", 1.0f);
   int64_t before = (size - 1) / 2, after = size - 1 - before, channels = t.shape[1];
-  Entry sq = c.emit1("mul", {x, x});
-  std::vector<Entry> parts;
-  Shape zs = t.shape;
-  if (before) zs[1] = before, parts.push_back(c.emit1("broadcast", {c.scalar(t.dtype, 0)}, {{"shape", zs}}));
-  parts.push_back(sq);
-  if (after) zs[1] = after, parts.push_back(c.emit1("broadcast", {c.scalar(t.dtype, 0)}, {{"shape", zs}}));
-  Entry padded = parts.size() == 1 ? sq : c.emit1("concat", parts, {{"axis", int64_t(1)}});
+  Entry padded = padAxis(c, c.emit1("mul", {x, x}), 1, before, after);
   std::vector<int64_t> start(t.shape.size(), 0), limit = t.shape, stride(t.shape.size(), 1);
   std::optional<Entry> sum;
   for (int64_t k = 0; k < size; ++k) {
     start[1] = k;
     limit[1] = k + channels;
-    Entry shifted = c.emit1("slice", {padded}, {{"start", start}, {"limit", limit}, {"stride", stride}});
+    Entry shifted =
+        c.emit1("slice", {padded}, {{"start", start}, {"limit", limit}, {"stride", stride}});
     sum = sum ? c.emit1("add", {*sum, shifted}) : shifted;
   }
-  Entry base = c.emit1("add", {c.emit1("mul", {*sum, c.scalar(t.dtype, alpha / static_cast<float>(size))}), c.scalar(t.dtype, bias)});
+  Entry base =
+      c.emit1("add", {c.emit1("mul", {*sum, c.scalar(t.dtype, alpha / static_cast<float>(size))}),
+                      c.scalar(t.dtype, bias)});
   return c.emit("div", {x, c.emit1("pow", {base, c.scalar(t.dtype, beta)})});
 }
 

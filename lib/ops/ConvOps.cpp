@@ -1,55 +1,93 @@
-// 2-D convolution and pooling over NCHW tensors. pads = [top, left, bottom, right].
+// 2-D convolution over NCHW tensors and its two backward ops. pads = [top, left, bottom, right].
+#include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
+#include "WindowUtil.h"
 
-#include <cmath>
+#include "shardc/ir/IR.h"
 
 namespace shardc {
 namespace {
 using namespace ops;
+using Ints = std::vector<int64_t>;
 
-// Output size along one dim; <= 0 when the window does not fit. In 128 bits, because pads,
-// dilations and kernel sizes are user attributes that may be near the int64 limits.
-int64_t windowOut(int64_t in, int64_t padA, int64_t padB, int64_t k, int64_t d, int64_t s) {
-  using I = __int128;
-  I span = I(in) + padA + padB - I(d) * (I(k) - 1) - 1;
-  if (span < 0) return 0;
-  I out = span / s + 1;
-  return out > INT64_MAX ? INT64_MAX : static_cast<int64_t>(out);
+const std::vector<const char*> kConvAttrs = {"strides", "pads", "dilations", "groups"};
+
+std::vector<AttrSpec> convAttrs() {
+  auto a = windowAttrs();
+  a.push_back({"groups", AttrKind::Int, Attr(1)});
+  return a;
 }
 
-struct Window {
-  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
-  int64_t outH(int64_t h) const { return windowOut(h, pt, pb, kh, dh, sh); }
-  int64_t outW(int64_t w) const { return windowOut(w, pl, pr, kw, dw, sw); }
-};
-
-std::string readWindow(const OpSig& sig, int64_t kh, int64_t kw, Window& w) {
-  const auto &s = sig.attrs.getInts("strides"), &p = sig.attrs.getInts("pads"),
-             &dl = sig.attrs.getInts("dilations");
-  if (s.size() != 2 || dl.size() != 2 || p.size() != 4)
-    return std::string("strides and dilations need 2 entries, pads 4 (top, left, bottom, right)");
-  if (s[0] <= 0 || s[1] <= 0 || dl[0] <= 0 || dl[1] <= 0)
-    return std::string("strides and dilations must be positive");
-  for (int64_t v : p)
-    if (v < 0) return std::string("pads must be non-negative");
-  w = {kh, kw, s[0], s[1], dl[0], dl[1], p[0], p[1], p[2], p[3]};
-  return "";
+// Calls f(o, xi, wi) for every product x[xi] * w[wi] that adds to out[o] in conv2d of x
+// [N,C,H,W] and w [F,C/groups,KH,KW] into out [N,F,OH,OW] (flat row-major indices), in the
+// forward kernel's summation order. The backward kernels run the same loop and scatter.
+template <typename Fn>
+void forEachTap(const Shape& xs, const Shape& ws, const Shape& os, const AttrDict& attrs, Fn&& f) {
+  Window win;
+  readWindow(attrs, ws[2], ws[3], win);
+  int64_t cpg = ws[1], fpg = ws[0] / attrs.getInt("groups");
+  size_t o = 0;
+  for (int64_t n = 0; n < os[0]; ++n)
+    for (int64_t fi = 0; fi < os[1]; ++fi) {
+      int64_t c0 = (fi / fpg) * cpg;
+      for (int64_t oy = 0; oy < os[2]; ++oy)
+        for (int64_t ox = 0; ox < os[3]; ++ox, ++o)
+          for (int64_t c = 0; c < cpg; ++c)
+            for (int64_t ky = 0; ky < ws[2]; ++ky) {
+              int64_t iy = win.row(oy, ky);
+              if (iy < 0 || iy >= xs[2]) continue;
+              for (int64_t kx = 0; kx < ws[3]; ++kx) {
+                int64_t ix = win.col(ox, kx);
+                if (ix < 0 || ix >= xs[3]) continue;
+                f(o, static_cast<size_t>(((n * xs[1] + c0 + c) * xs[2] + iy) * xs[3] + ix),
+                  static_cast<size_t>(((fi * cpg + c) * ws[2] + ky) * ws[3] + kx));
+              }
+            }
+    }
 }
 
-std::string windowOutput(const TensorType& x, const Window& w, Shape& hw) {
-  int64_t oh = w.outH(x.shape[2]), ow = w.outW(x.shape[3]);
-  if (w.kh <= 0 || w.kw <= 0 || oh <= 0 || ow <= 0)
-    return "window " + std::to_string(w.kh) + "x" + std::to_string(w.kw) +
-           " does not fit the padded input " + x.str();
-  hw = {oh, ow};
-  return "";
+std::string convOperands(const TensorType& x, const TensorType& w) {
+  return "x " + x.str() + " and w " + w.str();
 }
 
-std::vector<AttrSpec> windowAttrs() {
-  return {{"strides", AttrKind::Ints, Attr(std::vector<int64_t>{1, 1})},
-          {"pads", AttrKind::Ints, Attr(std::vector<int64_t>{0, 0, 0, 0})},
-          {"dilations", AttrKind::Ints, Attr(std::vector<int64_t>{1, 1})}};
+// 2 flops per product: output elements (of the forward) times taps per output element.
+double convFlops(const Shape& dy, const Shape& w) {
+  return 2.0 * static_cast<double>(numel(dy)) * static_cast<double>(w[1] * w[2] * w[3]);
+}
+
+enum class ConvRole { Forward, BackwardInput, BackwardFilter };
+
+// The three convolutions over x [N,C,H,W], w [F,C/g,KH,KW], y [N,F,OH,OW] share factors:
+// forward (x, w[, b]) -> y sums over C; backward-input (dy, w) -> dx sums over F;
+// backward-filter (x, dy) -> dw sums over N. Spatial and kernel dims stay whole (no halo
+// exchange); with groups > 1, channels and filters stay whole too.
+ShardingRule convRule(const Shape& x, const Shape& w, const Shape& y, int64_t groups, ConvRole role, bool bias) {
+  ShardingRule rule;
+  auto kindOf = [&](bool summed, bool channel) {
+    if (channel && groups != 1) return FactorKind::NeedReplication;
+    return summed ? FactorKind::Reduction : FactorKind::PassThrough;
+  };
+  int n = rule.addFactor(x[0], kindOf(role == ConvRole::BackwardFilter, false));
+  int c = groups == 1 ? rule.addFactor(x[1], kindOf(role == ConvRole::Forward, true)) : -1;
+  int f = groups == 1 ? rule.addFactor(w[0], kindOf(role == ConvRole::BackwardInput, true)) : -1;
+  auto own = [&](int64_t size) { return std::vector<int>{rule.addFactor(size, FactorKind::NeedReplication)}; };
+  auto shared = [&](int id, int64_t size) { return id >= 0 ? std::vector<int>{id} : own(size); };
+  ShardingRule::Dims xd{{n}, shared(c, x[1]), own(x[2]), own(x[3])};
+  ShardingRule::Dims wd{shared(f, w[0]), groups == 1 ? std::vector<int>{c} : own(w[1]), own(w[2]), own(w[3])};
+  ShardingRule::Dims yd{{n}, groups == 1 ? std::vector<int>{f} : own(y[1]), own(y[2]), own(y[3])};
+  if (role == ConvRole::Forward) {
+    rule.operands = {xd, wd};
+    if (bias) rule.operands.push_back({groups == 1 ? std::vector<int>{f} : yd[1]});
+    rule.results = {yd};
+  } else if (role == ConvRole::BackwardInput) {
+    rule.operands = {yd, wd};
+    rule.results = {xd};
+  } else {
+    rule.operands = {xd, yd};
+    rule.results = {wd};
+  }
+  return rule;
 }
 
 void registerConv2d(OpRegistry& r) {
@@ -58,127 +96,157 @@ void registerConv2d(OpRegistry& r) {
   d.summary = "2-D convolution: x [N,C,H,W], w [F,C/groups,KH,KW], optional bias [F]";
   d.minOperands = 2;
   d.maxOperands = 3;
-  d.attrs = windowAttrs();
-  d.attrs.push_back({"groups", AttrKind::Int, Attr(1)});
+  d.attrs = convAttrs();
   d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
     const TensorType &x = sig.operands[0], &w = sig.operands[1];
     if (!isFloat(x.dtype) || x.dtype != w.dtype || x.rank() != 4 || w.rank() != 4)
       return "conv2d needs floating-point x [N,C,H,W] and w [F,C/groups,KH,KW] of one type, got " +
              typeList(sig.operands);
-    int64_t g = sig.attrs.getInt("groups");
-    if (g <= 0 || x.shape[1] % g || w.shape[0] % g)
-      return "groups = " + std::to_string(g) + " must divide the input channels (" +
-             std::to_string(x.shape[1]) + ") and the filters (" + std::to_string(w.shape[0]) + ")";
-    if (w.shape[1] * g != x.shape[1])
-      return "w has " + std::to_string(w.shape[1]) + " input channels per group, x has " +
-             std::to_string(x.shape[1]) + " channels in " + std::to_string(g) + " groups";
+    TensorType out;
+    std::string err = conv2dResult(x, w, sig.attrs, out);
+    if (!err.empty()) return err;
     if (sig.operands.size() == 3 && sig.operands[2] != TensorType{x.dtype, {w.shape[0]}})
       return "bias must be " + TensorType{x.dtype, {w.shape[0]}}.str() + ", got " +
              sig.operands[2].str();
-    Window win;
-    std::string err = readWindow(sig, w.shape[2], w.shape[3], win);
-    Shape hw;
-    if (err.empty()) err = windowOutput(x, win, hw);
-    if (!err.empty()) return err;
-    res = {TensorType{x.dtype, {x.shape[0], w.shape[0], hw[0], hw[1]}}};
+    res = {out};
     return std::string();
   };
   d.flops = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    const Shape& w = sig.operands[1].shape;
-    return 2.0 * numelD(res[0]) * static_cast<double>(w[1] * w[2] * w[3]);
+    return convFlops(res[0].shape, sig.operands[1].shape);
   };
   d.kernel = [](const KernelArgs& a) {
     const Tensor &xt = *a.inputs[0], &wt = *a.inputs[1];
-    const Shape &xs = xt.shape(), &ws = wt.shape(), &os = a.resultTypes[0].shape;
-    Window win;
-    readWindow(OpSig{{xt.type(), wt.type()}, a.attrs}, ws[2], ws[3], win);
-    int64_t g = a.attrs.getInt("groups"), cpg = ws[1], fpg = ws[0] / g;
+    const Shape& os = a.resultTypes[0].shape;
     std::vector<double> x = xt.toDoubles(), w = wt.toDoubles(), out(static_cast<size_t>(numel(os)));
-    std::vector<double> bias = a.inputs.size() > 2 ? a.inputs[2]->toDoubles() : std::vector<double>();
-    size_t o = 0;
-    for (int64_t n = 0; n < os[0]; ++n)
-      for (int64_t f = 0; f < os[1]; ++f) {
-        int64_t c0 = (f / fpg) * cpg;
-        for (int64_t oy = 0; oy < os[2]; ++oy)
-          for (int64_t ox = 0; ox < os[3]; ++ox, ++o) {
-            double acc = bias.empty() ? 0.0 : bias[static_cast<size_t>(f)];
-            for (int64_t c = 0; c < cpg; ++c)
-              for (int64_t ky = 0; ky < ws[2]; ++ky) {
-                int64_t iy = oy * win.sh - win.pt + ky * win.dh;
-                if (iy < 0 || iy >= xs[2]) continue;
-                for (int64_t kx = 0; kx < ws[3]; ++kx) {
-                  int64_t ix = ox * win.sw - win.pl + kx * win.dw;
-                  if (ix < 0 || ix >= xs[3]) continue;
-                  acc += x[static_cast<size_t>(((n * xs[1] + c0 + c) * xs[2] + iy) * xs[3] + ix)] *
-                         w[static_cast<size_t>(((f * cpg + c) * ws[2] + ky) * ws[3] + kx)];
-                }
-              }
-            out[o] = acc;
-          }
-      }
+    if (a.inputs.size() > 2) { // the bias first: the sum starts from it
+      std::vector<double> bias = a.inputs[2]->toDoubles();
+      int64_t plane = os[2] * os[3];
+      for (size_t o = 0; o < out.size(); ++o)
+        out[o] = bias[static_cast<size_t>((static_cast<int64_t>(o) / plane) % os[1])];
+    }
+    forEachTap(xt.shape(), wt.shape(), os, a.attrs,
+               [&](size_t o, size_t xi, size_t wi) { out[o] += x[xi] * w[wi]; });
     return std::vector<Tensor>{Tensor::fromDoubles(a.resultTypes[0], out)};
+  };
+  // dx and dw are the two backward ops; the bias gradient sums dy over all but channels.
+  d.gradient = [](const GradArgs& a) {
+    const Op& op = a.op;
+    Value *x = op.operand(0), *w = op.operand(1), *dy = gradOrZero(a, 0);
+    AttrDict ai = copyAttrs(op.attrs(), kConvAttrs), af = ai;
+    ai.set("input_shape", x->type().shape);
+    af.set("filter_shape", w->type().shape);
+    std::vector<Value*> g = {a.b.value("conv2d_backward_input", {dy, w}, ai),
+                             a.b.value("conv2d_backward_filter", {x, dy}, af)};
+    if (op.numOperands() == 3)
+      g.push_back(a.b.value("reduce_sum", {dy}, {{"axes", Ints{0, 2, 3}}}));
+    return g;
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    return convRule(sig.operands[0].shape, sig.operands[1].shape, res[0].shape, sig.attrs.getInt("groups"),
+                    ConvRole::Forward, sig.operands.size() == 3);
   };
   r.add(std::move(d));
 }
 
-void registerPool(OpRegistry& r, const char* name, bool isMax) {
+// conv2d_backward_input(dy, w) = the gradient of sum(dy * conv2d(x, w)) with respect to x:
+// linear in dy and in w, so its own gradients are a conv2d and a conv2d_backward_filter.
+void registerConv2dBackwardInput(OpRegistry& r) {
   OpDef d;
-  d.name = name;
-  d.summary = isMax ? "2-D max pooling over x [N,C,H,W]; padding never wins"
-                    : "2-D average pooling over x [N,C,H,W]; count_include_pad chooses whether "
-                      "padding counts in the divisor";
-  d.attrs = windowAttrs();
-  d.attrs.push_back({"kernel", AttrKind::Ints, std::nullopt});
-  if (!isMax) d.attrs.push_back({"count_include_pad", AttrKind::Bool, Attr(false)});
-  d.inferTypes = [name](const OpSig& sig, std::vector<TensorType>& res) {
-    const TensorType& x = sig.operands[0];
-    if (!isFloat(x.dtype) || x.rank() != 4)
-      return std::string(name) + " needs a floating-point [N,C,H,W] operand, got " + x.str();
-    const auto& k = sig.attrs.getInts("kernel");
-    if (k.size() != 2) return std::string("kernel needs 2 entries");
-    Window win;
-    std::string err = readWindow(sig, k[0], k[1], win);
-    Shape hw;
-    if (err.empty()) err = windowOutput(x, win, hw);
+  d.name = "conv2d_backward_input";
+  d.summary = "gradient of conv2d with respect to x [N,C,H,W] = input_shape, from dy "
+              "[N,F,OH,OW] and w [F,C/groups,KH,KW]";
+  d.minOperands = d.maxOperands = 2;
+  d.attrs = convAttrs();
+  d.attrs.push_back({"input_shape", AttrKind::Ints, std::nullopt});
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType &dy = sig.operands[0], &w = sig.operands[1];
+    if (!isFloat(dy.dtype) || dy.dtype != w.dtype || dy.rank() != 4 || w.rank() != 4)
+      return "conv2d_backward_input needs floating-point dy [N,F,OH,OW] and w "
+             "[F,C/groups,KH,KW] of one type, got " +
+             typeList(sig.operands);
+    Shape xs;
+    std::string err = shape4Attr(sig.attrs, "input_shape", "[N,C,H,W]", xs);
+    TensorType x{dy.dtype, xs}, want;
+    if (err.empty()) err = conv2dResult(x, w, sig.attrs, want);
+    if (err.empty()) err = checkGradType("conv2d", dy, want, convOperands(x, w));
     if (!err.empty()) return err;
-    if (win.pt >= k[0] || win.pb >= k[0] || win.pl >= k[1] || win.pr >= k[1])
-      return std::string("pads must be smaller than the kernel");
-    res = {TensorType{x.dtype, {x.shape[0], x.shape[1], hw[0], hw[1]}}};
+    res = {x};
+    return std::string();
+  };
+  d.flops = [](const OpSig& sig, const std::vector<TensorType>&) {
+    return convFlops(sig.operands[0].shape, sig.operands[1].shape);
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor &dyt = *a.inputs[0], &wt = *a.inputs[1];
+    const TensorType& rt = a.resultTypes[0];
+    std::vector<double> dy = dyt.toDoubles(), w = wt.toDoubles(),
+                        dx(static_cast<size_t>(rt.numel()));
+    forEachTap(rt.shape, wt.shape(), dyt.shape(), a.attrs,
+               [&](size_t o, size_t xi, size_t wi) { dx[xi] += dy[o] * w[wi]; });
+    return std::vector<Tensor>{Tensor::fromDoubles(rt, dx)};
+  };
+  d.gradient = [](const GradArgs& a) {
+    const Op& op = a.op;
+    Value *dy = op.operand(0), *w = op.operand(1), *g = gradOrZero(a, 0);
+    AttrDict attrs = copyAttrs(op.attrs(), kConvAttrs), af = attrs;
+    af.set("filter_shape", w->type().shape);
+    return std::vector<Value*>{a.b.value("conv2d", {g, w}, attrs),
+                               a.b.value("conv2d_backward_filter", {g, dy}, af)};
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    return convRule(res[0].shape, sig.operands[1].shape, sig.operands[0].shape, sig.attrs.getInt("groups"),
+                    ConvRole::BackwardInput, false);
+  };
+  r.add(std::move(d));
+}
+
+// conv2d_backward_filter(x, dy) = the gradient of sum(dy * conv2d(x, w)) with respect to w.
+void registerConv2dBackwardFilter(OpRegistry& r) {
+  OpDef d;
+  d.name = "conv2d_backward_filter";
+  d.summary = "gradient of conv2d with respect to w [F,C/groups,KH,KW] = filter_shape, from x "
+              "[N,C,H,W] and dy [N,F,OH,OW]";
+  d.minOperands = d.maxOperands = 2;
+  d.attrs = convAttrs();
+  d.attrs.push_back({"filter_shape", AttrKind::Ints, std::nullopt});
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType &x = sig.operands[0], &dy = sig.operands[1];
+    if (!isFloat(x.dtype) || x.dtype != dy.dtype || x.rank() != 4 || dy.rank() != 4)
+      return "conv2d_backward_filter needs floating-point x [N,C,H,W] and dy [N,F,OH,OW] of "
+             "one type, got " +
+             typeList(sig.operands);
+    Shape ws;
+    std::string err = shape4Attr(sig.attrs, "filter_shape", "[F,C/groups,KH,KW]", ws);
+    TensorType w{x.dtype, ws}, want;
+    if (err.empty()) err = conv2dResult(x, w, sig.attrs, want);
+    if (err.empty()) err = checkGradType("conv2d", dy, want, convOperands(x, w));
+    if (!err.empty()) return err;
+    res = {w};
     return std::string();
   };
   d.flops = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    const auto& k = sig.attrs.getInts("kernel");
-    return numelD(res[0]) * static_cast<double>(k[0] * k[1]);
+    return convFlops(sig.operands[1].shape, res[0].shape);
   };
-  d.kernel = [isMax](const KernelArgs& a) {
-    const Tensor& xt = *a.inputs[0];
-    const Shape &xs = xt.shape(), &os = a.resultTypes[0].shape;
-    const auto& k = a.attrs.getInts("kernel");
-    Window win;
-    readWindow(OpSig{{xt.type()}, a.attrs}, k[0], k[1], win);
-    bool includePad = !isMax && a.attrs.getBool("count_include_pad");
-    std::vector<double> x = xt.toDoubles(), out(static_cast<size_t>(numel(os)));
-    size_t o = 0;
-    for (int64_t nc = 0; nc < os[0] * os[1]; ++nc)
-      for (int64_t oy = 0; oy < os[2]; ++oy)
-        for (int64_t ox = 0; ox < os[3]; ++ox, ++o) {
-          double acc = isMax ? -INFINITY : 0.0;
-          int64_t count = 0, padded = 0;
-          for (int64_t ky = 0; ky < k[0]; ++ky)
-            for (int64_t kx = 0; kx < k[1]; ++kx) {
-              int64_t iy = oy * win.sh - win.pt + ky * win.dh, ix = ox * win.sw - win.pl + kx * win.dw;
-              bool inside = iy >= 0 && iy < xs[2] && ix >= 0 && ix < xs[3];
-              // The padded extent for the divisor stops at the padded border.
-              if (iy < xs[2] + win.pb && ix < xs[3] + win.pr) ++padded;
-              if (!inside) continue;
-              double v = x[static_cast<size_t>((nc * xs[2] + iy) * xs[3] + ix)];
-              ++count;
-              if (isMax) acc = std::isnan(v) || std::isnan(acc) ? NAN : std::max(acc, v);
-              else acc += v;
-            }
-          out[o] = isMax ? acc : acc / static_cast<double>(includePad ? padded : count);
-        }
-    return std::vector<Tensor>{Tensor::fromDoubles(a.resultTypes[0], out)};
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor &xt = *a.inputs[0], &dyt = *a.inputs[1];
+    const TensorType& rt = a.resultTypes[0];
+    std::vector<double> x = xt.toDoubles(), dy = dyt.toDoubles(),
+                        dw(static_cast<size_t>(rt.numel()));
+    forEachTap(xt.shape(), rt.shape, dyt.shape(), a.attrs,
+               [&](size_t o, size_t xi, size_t wi) { dw[wi] += x[xi] * dy[o]; });
+    return std::vector<Tensor>{Tensor::fromDoubles(rt, dw)};
+  };
+  d.gradient = [](const GradArgs& a) {
+    const Op& op = a.op;
+    Value *x = op.operand(0), *dy = op.operand(1), *g = gradOrZero(a, 0);
+    AttrDict attrs = copyAttrs(op.attrs(), kConvAttrs), ai = attrs;
+    ai.set("input_shape", x->type().shape);
+    return std::vector<Value*>{a.b.value("conv2d_backward_input", {dy, g}, ai),
+                               a.b.value("conv2d", {x, g}, attrs)};
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
+    return convRule(sig.operands[0].shape, res[0].shape, sig.operands[1].shape, sig.attrs.getInt("groups"),
+                    ConvRole::BackwardFilter, false);
   };
   r.add(std::move(d));
 }
@@ -187,8 +255,8 @@ void registerPool(OpRegistry& r, const char* name, bool isMax) {
 
 void registerConvOps(OpRegistry& r) {
   registerConv2d(r);
-  registerPool(r, "max_pool2d", true);
-  registerPool(r, "avg_pool2d", false);
+  registerConv2dBackwardInput(r);
+  registerConv2dBackwardFilter(r);
 }
 
 } // namespace shardc

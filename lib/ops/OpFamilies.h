@@ -10,4 +10,5 @@ void registerNormOps(OpRegistry& r);
 void registerShapeOps(OpRegistry& r);
 void registerIndexOps(OpRegistry& r);
 void registerConvOps(OpRegistry& r);
+void registerPoolOps(OpRegistry& r);
 } // namespace shardc

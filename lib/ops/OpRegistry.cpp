@@ -28,6 +28,7 @@ const OpRegistry& OpRegistry::get() {
     registerShapeOps(r);
     registerIndexOps(r);
     registerConvOps(r);
+    registerPoolOps(r);
     return r;
   }();
   return registry;

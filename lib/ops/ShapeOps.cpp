@@ -193,7 +193,8 @@ void registerSlice(OpRegistry& r) {
     std::vector<int64_t> strides;
     for (size_t i = 0; i < inStrides.size(); ++i) {
       offset += start[i] * inStrides[i];
-      strides.push_back(stride[i] * inStrides[i]);
+      // A stride beyond the dim takes one element; clamping it keeps the index sums in range.
+      strides.push_back(std::min(stride[i], std::max<int64_t>(x.shape()[i], 1)) * inStrides[i]);
     }
     const TensorType& rt = a.resultTypes[0];
     if (rt.numel() == 0) return std::vector<Tensor>{Tensor(rt)};
