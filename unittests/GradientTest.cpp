@@ -36,14 +36,18 @@ struct GradCase {
   double h = 1e-6, tol = 1e-6;
 };
 
-TensorType f64t(Shape s) { return TensorType{DType::F64, std::move(s)}; }
+TensorType f64t(Shape s) {
+  return TensorType{DType::F64, std::move(s)};
+}
 
 Tensor makeArg(const Arg& a, std::mt19937_64& gen) {
   Tensor t(a.type);
   std::uniform_real_distribution<double> any(-1.0, 1.0), pos(0.5, 2.0);
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (!isFloat(a.type.dtype)) t.setInt(i, a.ints[static_cast<size_t>(i)]);
-    else t.setDouble(i, a.range == Range::Positive ? pos(gen) : any(gen));
+    if (!isFloat(a.type.dtype))
+      t.setInt(i, a.ints[static_cast<size_t>(i)]);
+    else
+      t.setDouble(i, a.range == Range::Positive ? pos(gen) : any(gen));
   }
   return t;
 }
@@ -69,12 +73,14 @@ void checkGradients(const GradCase& c) {
     if (!isFloat(r->type().dtype)) continue;
     Tensor weights(r->type());
     std::uniform_real_distribution<double> w(-1.0, 1.0);
-    for (int64_t i = 0; i < weights.numel(); ++i) weights.setDouble(i, w(gen));
+    for (int64_t i = 0; i < weights.numel(); ++i)
+      weights.setDouble(i, w(gen));
     Value* R = b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(weights))}});
     Value* rf = r->type().dtype == DType::F64 ? r : b.value("cast", {r}, {{"to", DType::F64}});
     Value* Rf = r->type().dtype == DType::F64 ? R : b.value("cast", {R}, {{"to", DType::F64}});
     Ints all;
-    for (int64_t i = 0; i < r->type().rank(); ++i) all.push_back(i);
+    for (int64_t i = 0; i < r->type().rank(); ++i)
+      all.push_back(i);
     Value* term = b.value("reduce_sum", {b.value("mul", {rf, Rf})}, {{"axes", all}});
     loss = loss ? b.value("add", {loss, term}) : term;
   }
@@ -83,7 +89,11 @@ void checkGradients(const GradCase& c) {
   std::vector<Value*> grads = buildGradients(f, loss, wrt);
   // A rule may report "no gradient" (floor): the finite differences must then be zero.
   for (size_t i = 0; i < grads.size(); ++i)
-    f.addResult("g" + std::to_string(i), grads[i] ? grads[i] : b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(wrt[i]->type()))}}));
+    f.addResult("g" + std::to_string(i),
+                grads[i]
+                    ? grads[i]
+                    : b.value("constant", {},
+                              {{"value", TensorRef(std::make_shared<Tensor>(wrt[i]->type()))}}));
   std::vector<Tensor> out = interpret(f, values);
   auto lossAt = [&](const std::vector<Tensor>& v) { return interpret(f, v)[0].getDouble(0); };
   size_t g = 0;
@@ -97,7 +107,8 @@ void checkGradients(const GradCase& c) {
       minus[i].setDouble(j, x - c.h);
       double fd = (lossAt(plus) - lossAt(minus)) / (2 * c.h);
       double an = analytic.getDouble(j);
-      EXPECT_NEAR(an, fd, c.tol * std::max(1.0, std::fabs(fd))) << "operand " << i << " element " << j;
+      EXPECT_NEAR(an, fd, c.tol * std::max(1.0, std::fabs(fd)))
+          << "operand " << i << " element " << j;
     }
   }
 }
@@ -106,20 +117,23 @@ std::vector<GradCase> cases() {
   Arg x{f64t({2, 3})}, pos{f64t({2, 3}), Range::Positive}, row{f64t({3})}, col{f64t({2, 1})};
   Arg x3{f64t({2, 3, 4})};
   std::vector<GradCase> cs;
-  for (const char* u : {"neg", "abs", "relu", "exp", "tanh", "erf", "sigmoid", "floor"}) cs.push_back({u, {x}});
-  for (const char* u : {"log", "sqrt", "rsqrt", "reciprocal"}) cs.push_back({u, {pos}});
+  for (const char* u : {"neg", "abs", "relu", "exp", "tanh", "erf", "sigmoid", "floor"})
+    cs.push_back({u, {x}});
+  for (const char* u : {"log", "sqrt", "rsqrt", "reciprocal"})
+    cs.push_back({u, {pos}});
   cs.push_back({"gelu", {x}, {{"approximate", "none"}}});
   cs.push_back({"gelu", {x}, {{"approximate", "tanh"}}});
   for (const char* bop : {"add", "sub", "mul", "max", "min"}) {
     cs.push_back({bop, {x, x}});
-    cs.push_back({bop, {x, row}}); // broadcast over rows
+    cs.push_back({bop, {x, row}});   // broadcast over rows
     cs.push_back({bop, {col, row}}); // both broadcast
   }
   cs.push_back({"div", {x, pos}});
   cs.push_back({"div", {row, Arg{f64t({2, 1}), Range::Positive}}});
   cs.push_back({"pow", {pos, x}});
   cs.push_back({"pow", {pos, Arg{f64t({}), Range::Positive}}});
-  cs.push_back({"where", {Arg{TensorType{DType::I1, {2, 3}}, Range::Any, {1, 0, 0, 1, 1, 0}}, x, row}});
+  cs.push_back(
+      {"where", {Arg{TensorType{DType::I1, {2, 3}}, Range::Any, {1, 0, 0, 1, 1, 0}}, x, row}});
   cs.push_back({"cast", {x}, {{"to", DType::F32}}, 1e-3, 1e-3}); // result rounds to float32
   cs.push_back({"matmul", {x, Arg{f64t({3, 4})}}});
   cs.push_back({"matmul", {x3, Arg{f64t({4, 2})}}}); // batch dims broadcast against none
@@ -137,12 +151,17 @@ std::vector<GradCase> cases() {
   cs.push_back({"transpose", {x3}, {{"perm", Ints{2, 0, 1}}}});
   cs.push_back({"reshape", {x3}, {{"shape", Ints{4, 6}}}});
   cs.push_back({"broadcast", {col}, {{"shape", Ints{4, 2, 3}}}});
-  cs.push_back({"slice", {x3}, {{"start", Ints{0, 1, 1}}, {"limit", Ints{2, 3, 4}}, {"stride", Ints{1, 1, 2}}}});
+  cs.push_back({"slice",
+                {x3},
+                {{"start", Ints{0, 1, 1}}, {"limit", Ints{2, 3, 4}}, {"stride", Ints{1, 1, 2}}}});
   cs.push_back({"concat", {x, Arg{f64t({1, 3})}, x}, {{"axis", 0}}});
   cs.push_back({"split", {x3}, {{"axis", 2}, {"sizes", Ints{1, 3}}}});
   cs.push_back({"pad", {x}, {{"low", Ints{1, 0}}, {"high", Ints{0, 2}}, {"interior", Ints{1, 1}}}});
-  cs.push_back({"gather", {Arg{f64t({4, 3})}, Arg{TensorType{DType::I64, {2, 2}}, Range::Any, {3, 0, 3, -1}}}});
-  cs.push_back({"gather", {x3, Arg{TensorType{DType::I32, {3}}, Range::Any, {1, 1, 0}}}, {{"axis", 1}}});
+  cs.push_back(
+      {"gather",
+       {Arg{f64t({4, 3})}, Arg{TensorType{DType::I64, {2, 2}}, Range::Any, {3, 0, 3, -1}}}});
+  cs.push_back(
+      {"gather", {x3, Arg{TensorType{DType::I32, {3}}, Range::Any, {1, 1, 0}}}, {{"axis", 1}}});
   cs.push_back({"scatter_add",
                 {Arg{TensorType{DType::I64, {3}}, Range::Any, {2, 0, 2}}, Arg{f64t({3, 2})}},
                 {{"shape", Ints{4, 2}}}});
@@ -219,12 +238,14 @@ const std::set<std::string> kNotDifferentiable = {
 } // namespace
 
 TEST(GradientTest, RulesMatchFiniteDifferences) {
-  for (const GradCase& c : cases()) checkGradients(c);
+  for (const GradCase& c : cases())
+    checkGradients(c);
 }
 
 TEST(GradientTest, EveryOpHasARuleOrIsListed) {
   std::set<std::string> tested;
-  for (const GradCase& c : cases()) tested.insert(c.op);
+  for (const GradCase& c : cases())
+    tested.insert(c.op);
   for (const auto& def : OpRegistry::get().all()) {
     bool listed = kNotDifferentiable.count(def->name) > 0;
     EXPECT_EQ(static_cast<bool>(def->gradient), !listed) << def->name;

@@ -110,12 +110,16 @@ TEST(IndexOpTest, ScatterAddIsTheTransposeOfGather) {
   Tensor g = run1("gather", {x, idx}, {{"axis", 0}});
   Tensor s = run1("scatter_add", {idx, u}, {{"axis", 0}, {"shape", Ints{4, 2}}});
   double lhs = 0, rhs = 0;
-  for (int64_t i = 0; i < g.numel(); ++i) lhs += g.getDouble(i) * u.getDouble(i);
-  for (int64_t i = 0; i < x.numel(); ++i) rhs += x.getDouble(i) * s.getDouble(i);
+  for (int64_t i = 0; i < g.numel(); ++i)
+    lhs += g.getDouble(i) * u.getDouble(i);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    rhs += x.getDouble(i) * s.getDouble(i);
   EXPECT_DOUBLE_EQ(lhs, rhs);
 }
 
 TEST(IndexOpTest, ScatterAddRejectsOutOfRangeIndex) {
-  std::string err = kernelError("scatter_add", {i64({1}, {3}), f32({1}, {1})}, {{"shape", Ints{3}}});
-  EXPECT_NE(err.find("scatter_add index 3 at position 0 is out of range"), std::string::npos) << err;
+  std::string err =
+      kernelError("scatter_add", {i64({1}, {3}), f32({1}, {1})}, {{"shape", Ints{3}}});
+  EXPECT_NE(err.find("scatter_add index 3 at position 0 is out of range"), std::string::npos)
+      << err;
 }

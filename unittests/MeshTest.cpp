@@ -35,21 +35,25 @@ TEST(MeshTest, ParsesAndPrints) {
 TEST(MeshTest, DevicesAreRowMajorOverAxes) {
   Mesh m = Mesh::parse("data=2,model=3");
   EXPECT_EQ(m.coordinates(4), (std::vector<int64_t>{1, 1}));
-  for (int64_t d = 0; d < m.numDevices(); ++d) EXPECT_EQ(m.device(m.coordinates(d)), d);
+  for (int64_t d = 0; d < m.numDevices(); ++d)
+    EXPECT_EQ(m.device(m.coordinates(d)), d);
 }
 
 TEST(MeshTest, BadMeshesAreErrors) {
   EXPECT_EQ(meshError(""), "mesh '' is empty; write AXIS=N[,AXIS=N...]");
   EXPECT_EQ(meshError("data"), "mesh 'data': 'data' must be AXIS=N");
-  EXPECT_EQ(meshError("data=0"), "mesh 'data=0': the size of axis 'data' must be an integer from 1 to 65536");
-  EXPECT_EQ(meshError("data=2x"), "mesh 'data=2x': the size of axis 'data' must be an integer from 1 to 65536");
+  EXPECT_EQ(meshError("data=0"),
+            "mesh 'data=0': the size of axis 'data' must be an integer from 1 to 65536");
+  EXPECT_EQ(meshError("data=2x"),
+            "mesh 'data=2x': the size of axis 'data' must be an integer from 1 to 65536");
   EXPECT_EQ(meshError("data=2,data=2"), "mesh 'data=2,data=2': axis 'data' appears twice");
   EXPECT_EQ(meshError("1x=2"), "mesh '1x=2': '1x' is not an axis name");
   EXPECT_EQ(meshError("a=256,b=512"), "mesh 'a=256,b=512' has more than 65536 devices");
 }
 
 TEST(MeshTest, ShardingRoundTrips) {
-  for (const char* text : {"[{data}, {}]", "[]", "[{data, model}, {}, {seq}]", "[{}, {model}] partial{data}"}) {
+  for (const char* text :
+       {"[{data}, {}]", "[]", "[{data, model}, {}, {seq}]", "[{}, {model}] partial{data}"}) {
     TensorSharding s = parseSharding(text);
     EXPECT_EQ(s.str(), text);
     EXPECT_EQ(parseSharding(s.str()), s);
@@ -59,11 +63,13 @@ TEST(MeshTest, ShardingRoundTrips) {
 }
 
 TEST(MeshTest, BadShardingsAreErrors) {
-  EXPECT_EQ(shardingError("{data}"), "sharding '{data}': expected [{axes}, ...] with one {} per dimension");
+  EXPECT_EQ(shardingError("{data}"),
+            "sharding '{data}': expected [{axes}, ...] with one {} per dimension");
   EXPECT_EQ(shardingError("[data]"), "sharding '[data]': expected {axis, ...}, got 'data'");
   EXPECT_EQ(shardingError("[{1}]"), "sharding '[{1}]': '1' is not an axis name");
   EXPECT_EQ(shardingError("[{}] extra"), "sharding '[{}] extra': unexpected 'extra'");
-  EXPECT_EQ(shardingError("[{}] partial{}"), "sharding '[{}] partial{}': partial{} needs at least one axis");
+  EXPECT_EQ(shardingError("[{}] partial{}"),
+            "sharding '[{}] partial{}': partial{} needs at least one axis");
 }
 
 TEST(MeshTest, CheckShardingNamesDimensionAndAxis) {
@@ -72,8 +78,10 @@ TEST(MeshTest, CheckShardingNamesDimensionAndAxis) {
   EXPECT_EQ(checkSharding(parseSharding("[{data}, {model}]"), t, m), "");
   EXPECT_EQ(checkSharding(parseSharding("[{data}]"), t, m),
             "sharding [{data}] has 1 dimensions, the tensor f32[8,6] has 2");
-  EXPECT_EQ(checkSharding(parseSharding("[{seq}, {}]"), t, m), "axis 'seq' is not in the mesh data=4,model=2");
-  EXPECT_EQ(checkSharding(parseSharding("[{data}, {data}]"), t, m), "axis 'data' is used twice in [{data}, {data}]");
+  EXPECT_EQ(checkSharding(parseSharding("[{seq}, {}]"), t, m),
+            "axis 'seq' is not in the mesh data=4,model=2");
+  EXPECT_EQ(checkSharding(parseSharding("[{data}, {data}]"), t, m),
+            "axis 'data' is used twice in [{data}, {data}]");
   EXPECT_EQ(checkSharding(parseSharding("[{}, {data}]"), t, m),
             "dimension 1 of f32[8,6] (size 6) does not divide evenly over {data} (4 devices)");
   EXPECT_EQ(checkSharding(parseSharding("[{data}, {}] partial{data}"), t, m),

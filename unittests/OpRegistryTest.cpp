@@ -179,14 +179,18 @@ TEST(OpRegistryTest, EveryOpHasAShardingRuleThatFitsItsFlopCase) {
     std::vector<TensorType> results;
     ASSERT_EQ(checkOp(*def, c.operands, attrs, results), "") << c.op;
     ShardingRule rule = def->shardingRule(OpSig{c.operands, attrs}, results);
-    auto check = [&](const std::vector<TensorType>& types, const std::vector<ShardingRule::Dims>& dims, const char* what) {
+    auto check = [&](const std::vector<TensorType>& types,
+                     const std::vector<ShardingRule::Dims>& dims, const char* what) {
       ASSERT_EQ(types.size(), dims.size()) << c.op << " " << what;
       for (size_t t = 0; t < types.size(); ++t) {
-        ASSERT_EQ(static_cast<size_t>(types[t].rank()), dims[t].size()) << c.op << " " << what << " " << t;
+        ASSERT_EQ(static_cast<size_t>(types[t].rank()), dims[t].size())
+            << c.op << " " << what << " " << t;
         for (size_t d = 0; d < dims[t].size(); ++d) {
           int64_t product = 1;
-          for (int f : dims[t][d]) product *= rule.factorSizes[static_cast<size_t>(f)];
-          EXPECT_EQ(product, types[t].shape[d]) << c.op << " " << what << " " << t << " dim " << d << ": " << rule.str();
+          for (int f : dims[t][d])
+            product *= rule.factorSizes[static_cast<size_t>(f)];
+          EXPECT_EQ(product, types[t].shape[d])
+              << c.op << " " << what << " " << t << " dim " << d << ": " << rule.str();
         }
       }
     };

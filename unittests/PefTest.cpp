@@ -17,10 +17,15 @@ Pef samplePef() {
   TensorType x{DType::F32, {2, 3}}, w{DType::BF16, {3}};
   p.inputs = {{"x", x}};
   p.outputs = {{"y", x}};
-  p.buffers = {{{"x", x}, BufferKind::Input}, {{"w", w}, BufferKind::Param}, {{"y", x}, BufferKind::Output}};
-  p.programs = {{{0}, "main", "func @main(input %x: f32[2,3], param %w: bf16[3]) -> (y: f32[2,3]) {\n  return %x\n}\n"}};
+  p.buffers = {
+      {{"x", x}, BufferKind::Input}, {{"w", w}, BufferKind::Param}, {{"y", x}, BufferKind::Output}};
+  p.programs = {
+      {{0},
+       "main",
+       "func @main(input %x: f32[2,3], param %w: bf16[3]) -> (y: f32[2,3]) {\n  return %x\n}\n"}};
   Tensor wt(w);
-  for (int64_t i = 0; i < 3; ++i) wt.setDouble(i, 0.5 * static_cast<double>(i));
+  for (int64_t i = 0; i < 3; ++i)
+    wt.setDouble(i, 0.5 * static_cast<double>(i));
   p.weights = {{"w", wt}};
   return p;
 }

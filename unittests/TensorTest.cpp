@@ -9,12 +9,12 @@ using namespace shardc;
 TEST(TensorTest, HalfConversionKnownValues) {
   EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
-  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);    // largest finite half
-  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);    // ties to even: rounds up to inf
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff); // largest finite half
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // ties to even: rounds up to inf
   EXPECT_EQ(floatToHalf(65519.0f), 0x7bff);
-  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001); // smallest subnormal
-  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000); // tie to even: zero
-  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00); // tie to even: down
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);            // smallest subnormal
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);            // tie to even: zero
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);     // tie to even: down
   EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02); // tie to even: up
   EXPECT_EQ(floatToHalf(INFINITY), 0x7c00);
   EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));

@@ -23,7 +23,8 @@ std::vector<Tensor> runOp(const std::string& name, const std::vector<Tensor>& in
     ADD_FAILURE() << "op rejected its inputs: " << err;
     return {};
   }
-  for (size_t i = 0; i < op->numResults(); ++i) f.addResult("r" + std::to_string(i), op->result(i));
+  for (size_t i = 0; i < op->numResults(); ++i)
+    f.addResult("r" + std::to_string(i), op->result(i));
   return interpret(f, inputs);
 }
 
@@ -51,8 +52,8 @@ Tensor fixture(const std::string& name) {
 
 ::testing::AssertionResult allClose(const Tensor& a, const Tensor& b, double rtol, double atol) {
   if (a.type() != b.type())
-    return ::testing::AssertionFailure() << "types differ: " << a.type().str() << " vs "
-                                         << b.type().str();
+    return ::testing::AssertionFailure()
+           << "types differ: " << a.type().str() << " vs " << b.type().str();
   for (int64_t i = 0; i < a.numel(); ++i) {
     double x = a.getDouble(i), y = b.getDouble(i);
     if (std::isnan(x) || std::isnan(y)) {
@@ -63,8 +64,8 @@ Tensor fixture(const std::string& name) {
     if (x == y) continue; // covers equal infinities
     if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y)))
       return ::testing::AssertionFailure()
-             << "element " << i << ": " << x << " vs " << y << "\n  got:      "
-             << formatTensor(a, 16) << "\n  expected: " << formatTensor(b, 16);
+             << "element " << i << ": " << x << " vs " << y
+             << "\n  got:      " << formatTensor(a, 16) << "\n  expected: " << formatTensor(b, 16);
   }
   return ::testing::AssertionSuccess();
 }

@@ -14,10 +14,10 @@
 #include "shardc/transforms/Passes.h"
 
 #include <chrono>
-#include <map>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -36,7 +36,8 @@ std::string utcNow(const char* fmt) {
 bool validPefName(const std::string& n) {
   if (n.empty() || n == "." || n == "..") return false;
   for (char c : n)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
+      return false;
   return true;
 }
 
@@ -84,7 +85,8 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
     if (a->argKind() == ArgKind::Input) continue;
     m.weights[a->name()] = std::make_shared<Tensor>(randomTensor(a->type(), o.seed + i, 2));
   }
-  log.line("text IR parameters are initialized uniformly in [-1, 1) with seed " + std::to_string(o.seed));
+  log.line("text IR parameters are initialized uniformly in [-1, 1) with seed " +
+           std::to_string(o.seed));
   return m;
 }
 
@@ -97,18 +99,23 @@ CompileResult compileModel(const CompileOptions& o) {
                          ? "shardc-" + utcNow("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid())
                          : o.pefName;
   if (!validPefName(name))
-    throw Error("--pef-name '" + name + "' must be non-empty and use only letters, digits, '_', '-' and '.'");
+    throw Error("--pef-name '" + name +
+                "' must be non-empty and use only letters, digits, '_', '-' and '.'");
 
   CompileLog log(o.verbose);
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
-    return std::to_string(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()) + " ms";
+    return std::to_string(
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                   .count()) +
+           " ms";
   };
   fs::path dir = fs::path(o.outputFolder) / name;
   fs::path logDir = o.logDir.empty() ? dir : fs::path(o.logDir);
   Model m = loadModel(o, log);
   Function& f = *m.module->functions()[0];
-  log.line("loaded " + o.model + ": " + std::to_string(f.ops().size()) + " ops (" + elapsed() + ")");
+  log.line("loaded " + o.model + ": " + std::to_string(f.ops().size()) + " ops (" + elapsed() +
+           ")");
 
   int step = 0;
   auto dump = [&](const std::string& pass) {
@@ -116,7 +123,8 @@ CompileResult compileModel(const CompileOptions& o) {
     fs::create_directories(logDir / "debug");
     char num[8];
     std::snprintf(num, sizeof num, "%02d", step);
-    writeFileAtomic((logDir / "debug" / (std::string(num) + "-" + pass + ".ir")).string(), printModule(*m.module));
+    writeFileAtomic((logDir / "debug" / (std::string(num) + "-" + pass + ".ir")).string(),
+                    printModule(*m.module));
   };
   dump("import");
   std::map<std::string, Tensor> optState;
@@ -124,10 +132,12 @@ CompileResult compileModel(const CompileOptions& o) {
     TrainStepInfo info = buildTrainStep(f, o.train);
     optState = std::move(info.optimizerState);
     std::string trained;
-    for (const auto& n : info.trained) trained += " " + n;
+    for (const auto& n : info.trained)
+      trained += " " + n;
     log.line("training step: loss '" + info.lossName + "', optimizer " + o.train.optimizer + ", " +
              std::to_string(info.trained.size()) + " trained parameters:" + trained);
-    for (const auto& n : info.untrained) log.line("not trained: " + n);
+    for (const auto& n : info.untrained)
+      log.line("not trained: " + n);
     ++step;
     dump("train-step");
   }
@@ -135,12 +145,14 @@ CompileResult compileModel(const CompileOptions& o) {
     ++step;
     auto p0 = std::chrono::steady_clock::now();
     bool changed = findPass(passName)->run(f);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
     log.line("pass " + std::string(passName) + ": " + (changed ? "changed" : "no change") + ", " +
              std::to_string(f.ops().size()) + " ops, " + std::to_string(ms) + " ms");
     DiagEngine diags(o.model);
     if (!verifyFunction(f, diags))
-      throw Error("internal error: IR invalid after " + std::string(passName) + ": " + diags.format(diags.diagnostics()[0]));
+      throw Error("internal error: IR invalid after " + std::string(passName) + ": " +
+                  diags.format(diags.diagnostics()[0]));
     if (changed) dump(passName);
   }
 
@@ -159,9 +171,11 @@ CompileResult compileModel(const CompileOptions& o) {
       pef.buffers.push_back({t, BufferKind::Input});
       continue;
     }
-    pef.buffers.push_back({t, a->argKind() == ArgKind::Param ? BufferKind::Param : BufferKind::OptState});
-    pef.weights.emplace_back(a->name(), a->argKind() == ArgKind::OptState ? optState.at(a->name())
-                                                                          : *m.weights.at(a->name()));
+    pef.buffers.push_back(
+        {t, a->argKind() == ArgKind::Param ? BufferKind::Param : BufferKind::OptState});
+    pef.weights.emplace_back(a->name(), a->argKind() == ArgKind::OptState
+                                            ? optState.at(a->name())
+                                            : *m.weights.at(a->name()));
     paramCount += a->type().numel();
     paramBytes += a->type().bytes();
   }
@@ -171,9 +185,10 @@ CompileResult compileModel(const CompileOptions& o) {
     pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
   }
   pef.programs.push_back({{0}, f.name(), printModule(*m.module)});
-  log.line("program: " + std::to_string(f.ops().size()) + " ops, " + std::to_string(pef.inputs.size()) +
-           " inputs, " + std::to_string(pef.outputs.size()) + " outputs, " + std::to_string(paramCount) +
-           " parameters (" + std::to_string(paramBytes) + " bytes)");
+  log.line("program: " + std::to_string(f.ops().size()) + " ops, " +
+           std::to_string(pef.inputs.size()) + " inputs, " + std::to_string(pef.outputs.size()) +
+           " outputs, " + std::to_string(paramCount) + " parameters (" +
+           std::to_string(paramBytes) + " bytes)");
 
   fs::create_directories(dir);
   CompileResult r{(dir / (name + ".pef")).string(), (logDir / (name + ".log")).string()};

@@ -11,7 +11,9 @@ namespace shardc {
 namespace {
 
 nlohmann::json tensorJson(const PefTensor& t) {
-  return {{"name", t.name}, {"dtype", std::string(dtypeName(t.type.dtype))}, {"shape", t.type.shape},
+  return {{"name", t.name},
+          {"dtype", std::string(dtypeName(t.type.dtype))},
+          {"shape", t.type.shape},
           {"bytes", t.type.bytes()}};
 }
 
@@ -21,11 +23,15 @@ std::string inspectPef(const std::string& path, bool json) {
   LoadedPef l = loadPef(path);
   const Pef& p = l.pef;
   std::map<std::string, int64_t> opCounts;
-  for (const auto& op : l.entry->ops()) ++opCounts[op->name()];
-  int64_t paramTensors = 0, paramCount = 0, paramBytes = 0, stateTensors = 0, stateCount = 0, stateBytes = 0;
+  for (const auto& op : l.entry->ops())
+    ++opCounts[op->name()];
+  int64_t paramTensors = 0, paramCount = 0, paramBytes = 0, stateTensors = 0, stateCount = 0,
+          stateBytes = 0;
   for (const auto& b : p.buffers) {
-    if (b.kind == BufferKind::Param) ++paramTensors, paramCount += b.tensor.type.numel(), paramBytes += b.tensor.type.bytes();
-    if (b.kind == BufferKind::OptState) ++stateTensors, stateCount += b.tensor.type.numel(), stateBytes += b.tensor.type.bytes();
+    if (b.kind == BufferKind::Param)
+      ++paramTensors, paramCount += b.tensor.type.numel(), paramBytes += b.tensor.type.bytes();
+    if (b.kind == BufferKind::OptState)
+      ++stateTensors, stateCount += b.tensor.type.numel(), stateBytes += b.tensor.type.bytes();
   }
   if (json) {
     nlohmann::json j;
@@ -36,11 +42,14 @@ std::string inspectPef(const std::string& path, bool json) {
     j["arch"] = p.arch;
     j["compile_args"] = p.compileArgs;
     j["mesh"] = nlohmann::json::array();
-    for (const auto& [axis, size] : p.mesh) j["mesh"].push_back({{"axis", axis}, {"size", size}});
+    for (const auto& [axis, size] : p.mesh)
+      j["mesh"].push_back({{"axis", axis}, {"size", size}});
     j["inputs"] = nlohmann::json::array();
-    for (const auto& t : p.inputs) j["inputs"].push_back(tensorJson(t));
+    for (const auto& t : p.inputs)
+      j["inputs"].push_back(tensorJson(t));
     j["outputs"] = nlohmann::json::array();
-    for (const auto& t : p.outputs) j["outputs"].push_back(tensorJson(t));
+    for (const auto& t : p.outputs)
+      j["outputs"].push_back(tensorJson(t));
     j["parameters"] = nlohmann::json::array();
     for (const auto& b : p.buffers)
       if (b.kind == BufferKind::Param || b.kind == BufferKind::OptState) {
@@ -58,21 +67,27 @@ std::string inspectPef(const std::string& path, bool json) {
   }
   std::ostringstream os;
   os << "PEF " << path << "\n";
-  os << "  format version " << kPefFormatVersion << ", shardc " << p.shardcVersion << ", created " << p.createdUtc << "\n";
+  os << "  format version " << kPefFormatVersion << ", shardc " << p.shardcVersion << ", created "
+     << p.createdUtc << "\n";
   os << "  mode: " << p.mode << ", arch: " << p.arch << ", devices: 1\n";
   os << "  compile args:";
-  for (const auto& a : p.compileArgs) os << " " << a;
+  for (const auto& a : p.compileArgs)
+    os << " " << a;
   os << "\n  inputs:\n";
-  for (const auto& t : p.inputs) os << "    " << t.name << ": " << t.type.str() << "\n";
+  for (const auto& t : p.inputs)
+    os << "    " << t.name << ": " << t.type.str() << "\n";
   os << "  outputs:\n";
-  for (const auto& t : p.outputs) os << "    " << t.name << ": " << t.type.str() << "\n";
-  auto list = [&](BufferKind kind, const char* title, int64_t tensors, int64_t values, int64_t bytes) {
+  for (const auto& t : p.outputs)
+    os << "    " << t.name << ": " << t.type.str() << "\n";
+  auto list = [&](BufferKind kind, const char* title, int64_t tensors, int64_t values,
+                  int64_t bytes) {
     if (kind == BufferKind::OptState && tensors == 0) return;
-    os << "  " << title << ": " << tensors << " tensors, " << values << " values, " << bytes << " bytes\n";
+    os << "  " << title << ": " << tensors << " tensors, " << values << " values, " << bytes
+       << " bytes\n";
     for (const auto& b : p.buffers)
       if (b.kind == kind)
-        os << "    " << bufferKindName(b.kind) << " " << b.tensor.name << ": " << b.tensor.type.str() << " ("
-           << b.tensor.type.bytes() << " bytes)\n";
+        os << "    " << bufferKindName(b.kind) << " " << b.tensor.name << ": "
+           << b.tensor.type.str() << " (" << b.tensor.type.bytes() << " bytes)\n";
   };
   list(BufferKind::Param, "parameters", paramTensors, paramCount, paramBytes);
   list(BufferKind::OptState, "optimizer state", stateTensors, stateCount, stateBytes);

@@ -10,13 +10,20 @@ namespace shardc::onnximport {
 
 DType dtypeFromOnnx(int32_t t, const std::string& where) {
   switch (t) {
-  case onnx::TensorProto::FLOAT: return DType::F32;
-  case onnx::TensorProto::FLOAT16: return DType::F16;
-  case onnx::TensorProto::BFLOAT16: return DType::BF16;
-  case onnx::TensorProto::DOUBLE: return DType::F64;
-  case onnx::TensorProto::INT64: return DType::I64;
-  case onnx::TensorProto::INT32: return DType::I32;
-  case onnx::TensorProto::BOOL: return DType::I1;
+  case onnx::TensorProto::FLOAT:
+    return DType::F32;
+  case onnx::TensorProto::FLOAT16:
+    return DType::F16;
+  case onnx::TensorProto::BFLOAT16:
+    return DType::BF16;
+  case onnx::TensorProto::DOUBLE:
+    return DType::F64;
+  case onnx::TensorProto::INT64:
+    return DType::I64;
+  case onnx::TensorProto::INT32:
+    return DType::I32;
+  case onnx::TensorProto::BOOL:
+    return DType::I1;
   default:
     throw Error(where + ": ONNX element type " +
                 onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t)) +
@@ -37,7 +44,8 @@ Tensor tensorFromProto(const onnx::TensorProto& t, const std::string& where) {
                   out.type().str() + " needs " + std::to_string(out.byteSize()));
     if (out.byteSize()) std::memcpy(out.data(), t.raw_data().data(), out.byteSize());
     if (dt == DType::I1)
-      for (size_t i = 0; i < out.byteSize(); ++i) out.data()[i] = out.data()[i] != 0;
+      for (size_t i = 0; i < out.byteSize(); ++i)
+        out.data()[i] = out.data()[i] != 0;
     return out;
   }
   auto check = [&](int64_t have) {
@@ -48,20 +56,24 @@ Tensor tensorFromProto(const onnx::TensorProto& t, const std::string& where) {
   switch (dt) {
   case DType::F32:
     check(t.float_data_size());
-    for (int64_t i = 0; i < n; ++i) out.setDouble(i, t.float_data(static_cast<int>(i)));
+    for (int64_t i = 0; i < n; ++i)
+      out.setDouble(i, t.float_data(static_cast<int>(i)));
     break;
   case DType::F64:
     check(t.double_data_size());
-    for (int64_t i = 0; i < n; ++i) out.setDouble(i, t.double_data(static_cast<int>(i)));
+    for (int64_t i = 0; i < n; ++i)
+      out.setDouble(i, t.double_data(static_cast<int>(i)));
     break;
   case DType::I64:
     check(t.int64_data_size());
-    for (int64_t i = 0; i < n; ++i) out.setInt(i, t.int64_data(static_cast<int>(i)));
+    for (int64_t i = 0; i < n; ++i)
+      out.setInt(i, t.int64_data(static_cast<int>(i)));
     break;
   case DType::I32:
   case DType::I1:
     check(t.int32_data_size());
-    for (int64_t i = 0; i < n; ++i) out.setInt(i, t.int32_data(static_cast<int>(i)));
+    for (int64_t i = 0; i < n; ++i)
+      out.setInt(i, t.int32_data(static_cast<int>(i)));
     break;
   case DType::F16:
   case DType::BF16: // 16-bit patterns stored in int32_data
@@ -82,13 +94,21 @@ const Entry* Context::lookup(const std::string& name) const {
 
 std::string Context::nodeDesc() const {
   if (!node_) return file_;
-  std::string name = node_->name().empty() ? "(unnamed, output '" + (node_->output_size() ? node_->output(0) : std::string()) + "')" : "'" + node_->name() + "'";
-  return file_ + ": node " + name + " (" + node_->op_type() + ", opset " + std::to_string(opset_) + ")";
+  std::string name =
+      node_->name().empty()
+          ? "(unnamed, output '" + (node_->output_size() ? node_->output(0) : std::string()) + "')"
+          : "'" + node_->name() + "'";
+  return file_ + ": node " + name + " (" + node_->op_type() + ", opset " + std::to_string(opset_) +
+         ")";
 }
 
-void Context::fail(const std::string& message) const { throw Error(nodeDesc() + ": " + message); }
+void Context::fail(const std::string& message) const {
+  throw Error(nodeDesc() + ": " + message);
+}
 
-size_t Context::numInputs() const { return static_cast<size_t>(node_->input_size()); }
+size_t Context::numInputs() const {
+  return static_cast<size_t>(node_->input_size());
+}
 
 bool Context::hasInput(size_t i) const {
   return i < numInputs() && !node_->input(static_cast<int>(i)).empty();
@@ -102,9 +122,13 @@ Entry Context::in(size_t i) {
   return it->second;
 }
 
-TensorType Context::inputType(size_t i) { return typeOf(in(i)); }
+TensorType Context::inputType(size_t i) {
+  return typeOf(in(i));
+}
 
-TensorType Context::typeOf(const Entry& e) const { return e.value ? e.value->type() : e.constant->type(); }
+TensorType Context::typeOf(const Entry& e) const {
+  return e.value ? e.value->type() : e.constant->type();
+}
 
 Value* Context::materialize(Entry& e) {
   if (!e.value) e.value = b_.value("constant", {}, {{"value", e.constant}});
@@ -154,7 +178,9 @@ void Context::checkAllAttrsRead() const {
     if (!readAttrs_.count(a.name())) fail("attribute '" + a.name() + "' is not supported");
 }
 
-bool Context::hasAttr(const std::string& name) const { return findAttr(name) != nullptr; }
+bool Context::hasAttr(const std::string& name) const {
+  return findAttr(name) != nullptr;
+}
 
 int64_t Context::attrInt(const std::string& name, std::optional<int64_t> dflt) const {
   const auto* a = findAttr(name);
@@ -193,7 +219,8 @@ std::vector<int64_t> Context::attrInts(const std::string& name,
     if (!dflt) fail("attribute '" + name + "' is required");
     return *dflt;
   }
-  if (a->type() != onnx::AttributeProto::INTS) fail("attribute '" + name + "' must be a list of ints");
+  if (a->type() != onnx::AttributeProto::INTS)
+    fail("attribute '" + name + "' must be a list of ints");
   return {a->ints().begin(), a->ints().end()};
 }
 
@@ -204,7 +231,8 @@ std::vector<std::string> Context::attrStrings(const std::string& name,
     if (!dflt) fail("attribute '" + name + "' is required");
     return *dflt;
   }
-  if (a->type() != onnx::AttributeProto::STRINGS) fail("attribute '" + name + "' must be a list of strings");
+  if (a->type() != onnx::AttributeProto::STRINGS)
+    fail("attribute '" + name + "' must be a list of strings");
   return {a->strings().begin(), a->strings().end()};
 }
 
@@ -227,23 +255,28 @@ std::vector<Entry> Context::emit(const std::string& name, const std::vector<Entr
   std::string err = checkOp(*def, operandTypes, attrs, resultTypes);
   if (!err.empty()) fail("cannot be mapped to '" + name + "': " + err);
   int64_t total = 0;
-  for (const auto& t : resultTypes) total += t.numel();
+  for (const auto& t : resultTypes)
+    total += t.numel();
   if (allConstant && total <= kFoldLimit) {
     std::vector<const Tensor*> inputs;
-    for (const Entry& e : operands) inputs.push_back(e.constant.get());
+    for (const Entry& e : operands)
+      inputs.push_back(e.constant.get());
     try {
       std::vector<Entry> out;
-      for (Tensor& t : def->kernel(KernelArgs{inputs, attrs, resultTypes})) out.push_back(constant(std::move(t)));
+      for (Tensor& t : def->kernel(KernelArgs{inputs, attrs, resultTypes}))
+        out.push_back(constant(std::move(t)));
       return out;
     } catch (const Error&) {
       // Fall through: the op fails at run time with the interpreter's message.
     }
   }
   std::vector<Value*> values;
-  for (Entry e : operands) values.push_back(materialize(e));
+  for (Entry e : operands)
+    values.push_back(materialize(e));
   Op* op = b_.create(name, values, std::move(attrs));
   std::vector<Entry> out;
-  for (size_t i = 0; i < op->numResults(); ++i) out.push_back(Entry{op->result(i), nullptr, nullptr});
+  for (size_t i = 0; i < op->numResults(); ++i)
+    out.push_back(Entry{op->result(i), nullptr, nullptr});
   return out;
 }
 

@@ -10,8 +10,8 @@
 
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -34,7 +34,8 @@ DType dtypeFromOnnx(int32_t onnxType, const std::string& where);
 
 class Context {
 public:
-  Context(Function& f, std::string file, int64_t opset) : f_(f), b_(f), file_(std::move(file)), opset_(opset) {}
+  Context(Function& f, std::string file, int64_t opset)
+      : f_(f), b_(f), file_(std::move(file)), opset_(opset) {}
 
   int64_t opset() const { return opset_; }
   Function& function() { return f_; }
@@ -71,21 +72,26 @@ public:
   void checkAllAttrsRead() const;
   int64_t attrInt(const std::string& name, std::optional<int64_t> dflt = std::nullopt) const;
   float attrFloat(const std::string& name, std::optional<float> dflt = std::nullopt) const;
-  std::string attrString(const std::string& name, std::optional<std::string> dflt = std::nullopt) const;
+  std::string attrString(const std::string& name,
+                         std::optional<std::string> dflt = std::nullopt) const;
   std::vector<int64_t> attrInts(const std::string& name,
                                 std::optional<std::vector<int64_t>> dflt = std::nullopt) const;
-  std::vector<std::string> attrStrings(const std::string& name,
-                                       std::optional<std::vector<std::string>> dflt = std::nullopt) const;
+  std::vector<std::string>
+  attrStrings(const std::string& name,
+              std::optional<std::vector<std::string>> dflt = std::nullopt) const;
   const onnx::TensorProto& attrTensor(const std::string& name) const;
 
   // Emits op `name`; when every operand is a constant (and the result is small) the op is
   // evaluated now and its results are constants. Invalid operands fail with the op's message.
-  std::vector<Entry> emit(const std::string& name, const std::vector<Entry>& operands, AttrDict attrs = {});
+  std::vector<Entry> emit(const std::string& name, const std::vector<Entry>& operands,
+                          AttrDict attrs = {});
   Entry emit1(const std::string& name, const std::vector<Entry>& operands, AttrDict attrs = {}) {
     return emit(name, operands, std::move(attrs))[0];
   }
   Entry in(size_t i); // input i as an Entry (constant kept when known)
-  Entry constant(Tensor t) { return Entry{nullptr, std::make_shared<Tensor>(std::move(t)), nullptr}; }
+  Entry constant(Tensor t) {
+    return Entry{nullptr, std::make_shared<Tensor>(std::move(t)), nullptr};
+  }
   Entry scalar(DType t, double v);
   Value* materialize(Entry& e);
   TensorType typeOf(const Entry& e) const;

@@ -47,14 +47,20 @@ void inlineExternalData(onnx::GraphProto& g, const std::string& modelPath) {
     int64_t offset = 0, length = -1;
     for (const auto& kv : t.external_data()) {
       try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoll(kv.value());
-        else if (kv.key() == "length") length = std::stoll(kv.value());
+        if (kv.key() == "location")
+          location = kv.value();
+        else if (kv.key() == "offset")
+          offset = std::stoll(kv.value());
+        else if (kv.key() == "length")
+          length = std::stoll(kv.value());
       } catch (const std::exception&) {
-        throw Error(modelPath + ": initializer '" + t.name() + "' has a malformed external_data " + kv.key());
+        throw Error(modelPath + ": initializer '" + t.name() + "' has a malformed external_data " +
+                    kv.key());
       }
     }
-    if (location.empty()) throw Error(modelPath + ": initializer '" + t.name() + "' has external data without a location");
+    if (location.empty())
+      throw Error(modelPath + ": initializer '" + t.name() +
+                  "' has external data without a location");
     auto it = files.find(location);
     if (it == files.end()) {
       std::string path = (dir / location).string();
@@ -63,15 +69,17 @@ void inlineExternalData(onnx::GraphProto& g, const std::string& modelPath) {
     const std::string& data = it->second;
     if (length < 0) length = static_cast<int64_t>(data.size()) - offset;
     if (offset < 0 || length < 0 || offset + length > static_cast<int64_t>(data.size()))
-      throw Error(modelPath + ": initializer '" + t.name() + "' reads bytes " + std::to_string(offset) + ".." +
-                  std::to_string(offset + length) + " of " + location + ", which has " + std::to_string(data.size()));
+      throw Error(modelPath + ": initializer '" + t.name() + "' reads bytes " +
+                  std::to_string(offset) + ".." + std::to_string(offset + length) + " of " +
+                  location + ", which has " + std::to_string(data.size()));
     t.set_raw_data(data.substr(static_cast<size_t>(offset), static_cast<size_t>(length)));
     t.clear_external_data();
     t.set_data_location(onnx::TensorProto::DEFAULT);
   }
 }
 
-TensorType inputType(const onnx::ValueInfoProto& vi, const ImportOptions& opts, const std::string& path) {
+TensorType inputType(const onnx::ValueInfoProto& vi, const ImportOptions& opts,
+                     const std::string& path) {
   std::string where = path + ": input '" + vi.name() + "'";
   if (!vi.type().has_tensor_type()) throw Error(where + " is not a tensor");
   const auto& tt = vi.type().tensor_type();
@@ -86,8 +94,9 @@ TensorType inputType(const onnx::ValueInfoProto& vi, const ImportOptions& opts, 
       t.shape.push_back(d.dim_value());
     } else {
       std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unnamed";
-      throw Error(where + ": dimension " + std::to_string(i) + " is symbolic (" + sym + ")" +
-                  (i == 0 ? "; give the batch size with -b/--batch-size" : "; shardc needs static shapes"));
+      throw Error(
+          where + ": dimension " + std::to_string(i) + " is symbolic (" + sym + ")" +
+          (i == 0 ? "; give the batch size with -b/--batch-size" : "; shardc needs static shapes"));
     }
   }
   if (!checkedNumel(t.shape)) throw Error(where + " has an invalid shape " + shapeStr(t.shape));
@@ -99,13 +108,15 @@ TensorType inputType(const onnx::ValueInfoProto& vi, const ImportOptions& opts, 
 Tensor readOnnxTensor(const std::string& path) {
   onnx::TensorProto t;
   if (!t.ParseFromString(readFile(path))) throw Error(path + ": not a serialized ONNX tensor");
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) throw Error(path + ": external tensor data is not supported here");
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    throw Error(path + ": external tensor data is not supported here");
   return tensorFromProto(t, path);
 }
 
 std::vector<std::string> supportedOnnxOps() {
   std::vector<std::string> names;
-  for (const auto& [name, fn] : opTable()) names.push_back(name);
+  for (const auto& [name, fn] : opTable())
+    names.push_back(name);
   return names;
 }
 
@@ -118,7 +129,9 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   std::string bytes = readFile(path);
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
-    throw Error(path + ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
+    throw Error(
+        path +
+        ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
   if (!model.has_graph()) throw Error(path + ": the ONNX model has no graph");
   int64_t opset = -1;
   for (const auto& os : model.opset_import())
@@ -137,7 +150,8 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
       probe.setNode(&node);
       if (!node.domain().empty() && node.domain() != "ai.onnx")
         probe.fail("ops of domain '" + node.domain() + "' are not supported");
-      if (!opTable().count(node.op_type())) probe.fail("unsupported ONNX op '" + node.op_type() + "'");
+      if (!opTable().count(node.op_type()))
+        probe.fail("unsupported ONNX op '" + node.op_type() + "'");
     }
   }
   // ONNX's own checks and shape inference catch malformed graphs early, with its messages.
@@ -154,24 +168,29 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   Context ctx(*f, path, opset);
 
   std::map<std::string, const onnx::TensorProto*> initializers;
-  for (const auto& t : g.initializer()) initializers[t.name()] = &t;
+  for (const auto& t : g.initializer())
+    initializers[t.name()] = &t;
   std::string fixedBatchNote;
   for (const auto& vi : g.input()) {
     if (initializers.count(vi.name())) continue; // an initializer listed as input (old exporters)
     const auto& shape = vi.type().tensor_type().shape();
     if (opts.batchSize && shape.dim_size() > 0 && shape.dim(0).has_dim_value() &&
         shape.dim(0).dim_value() != *opts.batchSize && fixedBatchNote.empty())
-      fixedBatchNote = " (note: input '" + vi.name() + "' was exported with a fixed batch of " +
-                       std::to_string(shape.dim(0).dim_value()) + "; -b rebinds it, which works " +
-                       "for models exported with a dynamic batch axis, e.g. torch.onnx.export(..., " +
-                       "dynamic_axes={'" + vi.name() + "': {0: 'batch'}}))";
-    ctx.define(vi.name(), Entry{f->addArgument(vi.name(), inputType(vi, opts, path), ArgKind::Input), nullptr, nullptr});
+      fixedBatchNote =
+          " (note: input '" + vi.name() + "' was exported with a fixed batch of " +
+          std::to_string(shape.dim(0).dim_value()) + "; -b rebinds it, which works " +
+          "for models exported with a dynamic batch axis, e.g. torch.onnx.export(..., " +
+          "dynamic_axes={'" + vi.name() + "': {0: 'batch'}}))";
+    ctx.define(vi.name(),
+               Entry{f->addArgument(vi.name(), inputType(vi, opts, path), ArgKind::Input), nullptr,
+                     nullptr});
   }
   for (const auto& t : g.initializer()) {
     Tensor value = tensorFromProto(t, path + ": initializer '" + t.name() + "'");
     auto ref = std::make_shared<Tensor>(std::move(value));
     // Weights are parameters; integer and bool tensors (shapes, indices, masks) are constants.
-    Value* param = isFloat(ref->dtype()) ? f->addArgument(t.name(), ref->type(), ArgKind::Param) : nullptr;
+    Value* param =
+        isFloat(ref->dtype()) ? f->addArgument(t.name(), ref->type(), ArgKind::Param) : nullptr;
     if (param) result.weights[t.name()] = ref;
     ctx.define(t.name(), param ? Entry{param, nullptr, ref} : Entry{nullptr, ref, nullptr});
   }
@@ -190,7 +209,8 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
     }
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
-      if (static_cast<size_t>(i) >= outs.size() || (!outs[static_cast<size_t>(i)].value && !outs[static_cast<size_t>(i)].constant))
+      if (static_cast<size_t>(i) >= outs.size() ||
+          (!outs[static_cast<size_t>(i)].value && !outs[static_cast<size_t>(i)].constant))
         ctx.fail("output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
       ctx.define(node.output(i), outs[static_cast<size_t>(i)]);
     }

@@ -22,12 +22,15 @@ Entry legacyBroadcast(Context& c, Entry a, Entry b) {
   int64_t ra = static_cast<int64_t>(as.size()), rb = static_cast<int64_t>(bs.size());
   if (!c.attrInt("broadcast", 0)) {
     c.ignoreAttr("axis"); // only meaningful with broadcast = 1
-    if (as != bs) c.fail("operands " + shapeStr(as) + " and " + shapeStr(bs) + " differ, and broadcast = 0");
+    if (as != bs)
+      c.fail("operands " + shapeStr(as) + " and " + shapeStr(bs) + " differ, and broadcast = 0");
     return b;
   }
   int64_t axis = c.attrInt("axis", ra - rb);
   if (axis < 0) axis += ra;
-  if (axis < 0 || axis + rb > ra) c.fail("cannot broadcast " + shapeStr(bs) + " to " + shapeStr(as) + " at axis " + std::to_string(axis));
+  if (axis < 0 || axis + rb > ra)
+    c.fail("cannot broadcast " + shapeStr(bs) + " to " + shapeStr(as) + " at axis " +
+           std::to_string(axis));
   Shape aligned(static_cast<size_t>(axis), 1);
   aligned.insert(aligned.end(), bs.begin(), bs.end());
   aligned.resize(as.size(), 1);
@@ -52,9 +55,11 @@ ImportFn comparison(const char* direction) {
 ImportFn variadic(const char* op, bool mean = false) {
   return [op, mean](Context& c) {
     Entry acc = c.in(0);
-    for (size_t i = 1; i < c.numInputs(); ++i) acc = c.emit1(op, {acc, c.in(i)});
+    for (size_t i = 1; i < c.numInputs(); ++i)
+      acc = c.emit1(op, {acc, c.in(i)});
     if (mean && c.numInputs() > 1)
-      acc = c.emit1("div", {acc, c.scalar(c.typeOf(acc).dtype, static_cast<double>(c.numInputs()))});
+      acc =
+          c.emit1("div", {acc, c.scalar(c.typeOf(acc).dtype, static_cast<double>(c.numInputs()))});
     return std::vector<Entry>{acc};
   };
 }
@@ -67,14 +72,18 @@ Entry integerPow(Context& c, Entry base, Entry exp) {
   int bits = t == DType::I32 ? 31 : 63;
   if (exp.constant) {
     int64_t most = 0;
-    for (int64_t e : exp.constant->toInts()) most = std::max(most, e < 0 ? std::numeric_limits<int64_t>::max() : e);
-    for (bits = 0; bits < 63 && (most >> bits) != 0; ++bits) {}
+    for (int64_t e : exp.constant->toInts())
+      most = std::max(most, e < 0 ? std::numeric_limits<int64_t>::max() : e);
+    for (bits = 0; bits < 63 && (most >> bits) != 0; ++bits) {
+    }
   }
   Entry result = c.scalar(t, 1), two = c.scalar(t, 2);
   // At least one step, whose select broadcasts the result to the operands' shape.
   for (int k = 0; k < std::max(bits, 1); ++k) {
     Entry half = c.emit1("div", {exp, two});
-    Entry bit = c.emit1("compare", {c.emit1("sub", {exp, c.emit1("mul", {half, two})}), c.scalar(t, 0)}, {{"direction", "ne"}});
+    Entry bit =
+        c.emit1("compare", {c.emit1("sub", {exp, c.emit1("mul", {half, two})}), c.scalar(t, 0)},
+                {{"direction", "ne"}});
     result = c.emit1("where", {bit, c.emit1("mul", {result, base}), result});
     base = c.emit1("mul", {base, base});
     exp = half;
@@ -99,7 +108,9 @@ std::vector<Entry> cast(Context& c) {
   return c.emit("cast", {c.in(0)}, {{"to", to}});
 }
 
-std::vector<Entry> castLike(Context& c) { return c.emit("cast", {c.in(0)}, {{"to", c.typeOf(c.in(1)).dtype}}); }
+std::vector<Entry> castLike(Context& c) {
+  return c.emit("cast", {c.in(0)}, {{"to", c.typeOf(c.in(1)).dtype}});
+}
 
 std::vector<Entry> logicalXor(Context& c) {
   Entry a = c.in(0);
@@ -119,19 +130,23 @@ std::vector<Entry> clip(Context& c) {
   return {x};
 }
 
-std::vector<Entry> identity(Context& c) { return {c.in(0)}; }
+std::vector<Entry> identity(Context& c) {
+  return {c.in(0)};
+}
 
 // Dropout at inference is the identity; its optional mask output is all true.
 std::vector<Entry> dropout(Context& c) {
-  bool training = c.opset() >= 12 ? c.hasInput(2) && (!c.constantInput(2) || c.constantInput(2)->getInt(0) != 0)
-                                  : c.opset() < 7 && c.attrInt("is_test", 0) == 0;
+  bool training = c.opset() >= 12
+                      ? c.hasInput(2) && (!c.constantInput(2) || c.constantInput(2)->getInt(0) != 0)
+                      : c.opset() < 7 && c.attrInt("is_test", 0) == 0;
   if (training) c.fail("training-mode Dropout is not supported yet");
   c.ignoreAttr("seed");
   c.ignoreAttr("ratio");
   Entry x = c.in(0);
   TensorType t = c.typeOf(x);
   Tensor mask(TensorType{DType::I1, t.shape});
-  for (int64_t i = 0; i < mask.numel(); ++i) mask.setInt(i, 1);
+  for (int64_t i = 0; i < mask.numel(); ++i)
+    mask.setInt(i, 1);
   return {x, c.constant(std::move(mask))};
 }
 
@@ -187,17 +202,21 @@ ImportFn softmaxLike(AxisFn fn) {
     int64_t rank = static_cast<int64_t>(s.size());
     int64_t axis = c.attrInt("axis", c.opset() >= 13 ? -1 : 1);
     auto n = normalizeAxis(axis, rank);
-    if (!n) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (!n)
+      c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
     if (c.opset() >= 13 || *n == rank - 1) return std::vector<Entry>{fn(c, x, *n)};
     int64_t outer = 1, inner = 1;
-    for (int64_t i = 0; i < rank; ++i) (i < *n ? outer : inner) *= s[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < rank; ++i)
+      (i < *n ? outer : inner) *= s[static_cast<size_t>(i)];
     Entry flat = c.emit1("reshape", {x}, {{"shape", std::vector<int64_t>{outer, inner}}});
     return c.emit("reshape", {fn(c, flat, 1)}, {{"shape", s}});
   };
 }
 
 ImportFn softmax(const char* op) {
-  return softmaxLike([op](Context& c, Entry x, int64_t axis) { return c.emit1(op, {x}, {{"axis", axis}}); });
+  return softmaxLike([op](Context& c, Entry x, int64_t axis) {
+    return c.emit1(op, {x}, {{"axis", axis}});
+  });
 }
 
 // 1 at the first maximum along the axis, 0 elsewhere.
@@ -205,19 +224,32 @@ Entry hardmax(Context& c, Entry x, int64_t axis) {
   TensorType t = c.typeOf(x);
   Entry best = c.emit1("argmax", {x}, {{"axis", axis}, {"keepdims", true}});
   Entry pos = c.emit1("iota", {}, {{"shape", t.shape}, {"axis", axis}});
-  return c.emit1("cast", {c.emit1("compare", {pos, best}, {{"direction", "eq"}})}, {{"to", t.dtype}});
+  return c.emit1("cast", {c.emit1("compare", {pos, best}, {{"direction", "eq"}})},
+                 {{"to", t.dtype}});
 }
 
 } // namespace
 
 void registerMathImports(OpTable& t) {
-  for (auto [onnx, ours] : {std::pair{"Sqrt", "sqrt"}, {"Erf", "erf"}, {"Tanh", "tanh"},
-                            {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Exp", "exp"},
-                            {"Log", "log"}, {"Neg", "neg"}, {"Abs", "abs"},
-                            {"Reciprocal", "reciprocal"}, {"Floor", "floor"}, {"Not", "not"}})
+  for (auto [onnx, ours] : {std::pair{"Sqrt", "sqrt"},
+                            {"Erf", "erf"},
+                            {"Tanh", "tanh"},
+                            {"Relu", "relu"},
+                            {"Sigmoid", "sigmoid"},
+                            {"Exp", "exp"},
+                            {"Log", "log"},
+                            {"Neg", "neg"},
+                            {"Abs", "abs"},
+                            {"Reciprocal", "reciprocal"},
+                            {"Floor", "floor"},
+                            {"Not", "not"}})
     t[onnx] = unary(ours);
-  for (auto [onnx, ours] : {std::pair{"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"},
-                            {"Div", "div"}, {"And", "and"}, {"Or", "or"}})
+  for (auto [onnx, ours] : {std::pair{"Add", "add"},
+                            {"Sub", "sub"},
+                            {"Mul", "mul"},
+                            {"Div", "div"},
+                            {"And", "and"},
+                            {"Or", "or"}})
     t[onnx] = binary(ours);
   t["Pow"] = pow;
   t["Max"] = variadic("max");

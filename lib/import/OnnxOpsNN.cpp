@@ -11,10 +11,12 @@ std::vector<Entry> nllFromLogProbs(Context& c, Entry logp, Entry labels, bool re
   TensorType lt = c.typeOf(logp), yt = c.typeOf(labels);
   if (!isInteger(yt.dtype)) c.fail("labels must be integers, got " + yt.str());
   if (lt.rank() < 2 || yt.rank() != lt.rank() - 1 || yt.shape[0] != lt.shape[0])
-    c.fail("scores " + lt.str() + " and labels " + yt.str() + " do not match ([N,C,...] and [N,...])");
+    c.fail("scores " + lt.str() + " and labels " + yt.str() +
+           " do not match ([N,C,...] and [N,...])");
   for (int64_t i = 1; i < yt.rank(); ++i)
     if (yt.shape[static_cast<size_t>(i)] != lt.shape[static_cast<size_t>(i) + 1])
-      c.fail("scores " + lt.str() + " and labels " + yt.str() + " do not match ([N,C,...] and [N,...])");
+      c.fail("scores " + lt.str() + " and labels " + yt.str() +
+             " do not match ([N,C,...] and [N,...])");
   std::string reduction = c.attrString("reduction", "mean");
   if (reduction != "mean" && reduction != "sum" && reduction != "none")
     c.fail("unknown reduction '" + reduction + "'");
@@ -22,14 +24,17 @@ std::vector<Entry> nllFromLogProbs(Context& c, Entry logp, Entry labels, bool re
   Shape labelShape = yt.shape;
   labelShape.insert(labelShape.begin() + 1, 1);
   Entry y1 = c.emit1("reshape", {labels}, {{"shape", labelShape}});
-  Entry classes = c.emit1("iota", {}, {{"shape", lt.shape}, {"axis", int64_t(1)}, {"dtype", yt.dtype}});
+  Entry classes =
+      c.emit1("iota", {}, {{"shape", lt.shape}, {"axis", int64_t(1)}, {"dtype", yt.dtype}});
   // A select, not a multiply: a log-probability of -inf elsewhere must not give NaN.
   Entry onehot = c.emit1("compare", {classes, y1}, {{"direction", "eq"}});
   Entry zero = c.scalar(lt.dtype, 0);
-  Entry picked = c.emit1("reduce_sum", {c.emit1("where", {onehot, logp, zero})}, {{"axes", std::vector<int64_t>{1}}});
+  Entry picked = c.emit1("reduce_sum", {c.emit1("where", {onehot, logp, zero})},
+                         {{"axes", std::vector<int64_t>{1}}});
   Entry loss = c.emit1("neg", {picked});
   std::vector<int64_t> all;
-  for (int64_t i = 0; i < yt.rank(); ++i) all.push_back(i);
+  for (int64_t i = 0; i < yt.rank(); ++i)
+    all.push_back(i);
   // Each sample's weight: its class's weight (or 1), 0 when its label is ignore_index. The
   // mean divides by the sum of these weights.
   std::optional<Entry> keep, weight;
@@ -44,7 +49,8 @@ std::vector<Entry> nllFromLogProbs(Context& c, Entry logp, Entry labels, bool re
     Entry w = c.in(2);
     TensorType wt = c.typeOf(w);
     if (wt.rank() != 1 || wt.shape[0] != lt.shape[1] || wt.dtype != lt.dtype)
-      c.fail("class weights " + wt.str() + " must be a vector of one " + std::string(dtypeName(lt.dtype)) + " per class (" + std::to_string(lt.shape[1]) + ")");
+      c.fail("class weights " + wt.str() + " must be a vector of one " +
+             std::string(dtypeName(lt.dtype)) + " per class (" + std::to_string(lt.shape[1]) + ")");
     weight = c.emit1("gather", {w, labels}, {{"axis", int64_t(0)}});
   }
   if (weight) loss = c.emit1("mul", {loss, *weight});
@@ -69,7 +75,9 @@ std::vector<Entry> softmaxCrossEntropy(Context& c) {
   return nllFromLogProbs(c, logp, c.in(1), true);
 }
 
-std::vector<Entry> negativeLogLikelihood(Context& c) { return nllFromLogProbs(c, c.in(0), c.in(1), false); }
+std::vector<Entry> negativeLogLikelihood(Context& c) {
+  return nllFromLogProbs(c, c.in(0), c.in(1), false);
+}
 
 } // namespace
 

@@ -3,8 +3,8 @@
 #include "OnnxContext.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace shardc::onnximport {
@@ -12,7 +12,8 @@ namespace {
 
 int64_t axisOf(Context& c, int64_t axis, int64_t rank) {
   auto n = normalizeAxis(axis, rank);
-  if (!n) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  if (!n)
+    c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return *n;
 }
 
@@ -28,7 +29,9 @@ std::vector<Entry> reshape(Context& c) {
   int64_t known = 1, inferred = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowZero) {
-      if (i >= in.size()) c.fail("shape entry " + std::to_string(i) + " is 0 (copy), but the input has rank " + std::to_string(in.size()));
+      if (i >= in.size())
+        c.fail("shape entry " + std::to_string(i) + " is 0 (copy), but the input has rank " +
+               std::to_string(in.size()));
       shape[i] = in[i];
     }
     if (shape[i] == -1) {
@@ -42,7 +45,8 @@ std::vector<Entry> reshape(Context& c) {
   }
   if (inferred >= 0) {
     if (known == 0 || numel(in) % known)
-      c.fail("cannot infer the -1 entry: " + std::to_string(numel(in)) + " elements into " + shapeStr(shape));
+      c.fail("cannot infer the -1 entry: " + std::to_string(numel(in)) + " elements into " +
+             shapeStr(shape));
     shape[static_cast<size_t>(inferred)] = numel(in) / known;
   }
   return c.emit("reshape", {x}, {{"shape", shape}});
@@ -56,12 +60,14 @@ std::vector<Entry> flatten(Context& c) {
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank) c.fail("axis is out of range for rank " + std::to_string(rank));
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= s[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) *= s[static_cast<size_t>(i)];
   return c.emit("reshape", {x}, {{"shape", std::vector<int64_t>{outer, inner}}});
 }
 
 std::vector<int64_t> axesOperand(Context& c, int64_t inputSince) {
-  if (c.opset() >= inputSince) return c.hasInput(1) ? c.constantInts(1, "axes") : std::vector<int64_t>{};
+  if (c.opset() >= inputSince)
+    return c.hasInput(1) ? c.constantInts(1, "axes") : std::vector<int64_t>{};
   return c.attrInts("axes", std::vector<int64_t>{});
 }
 
@@ -72,11 +78,14 @@ std::vector<Entry> squeeze(Context& c) {
   std::vector<int64_t> axes = axesOperand(c, 13);
   std::vector<bool> drop(s.size(), false);
   if (axes.empty()) {
-    for (size_t i = 0; i < s.size(); ++i) drop[i] = s[i] == 1;
+    for (size_t i = 0; i < s.size(); ++i)
+      drop[i] = s[i] == 1;
   } else {
     for (int64_t a : axes) {
       int64_t n = axisOf(c, a, rank);
-      if (s[static_cast<size_t>(n)] != 1) c.fail("cannot squeeze dimension " + std::to_string(n) + " of size " + std::to_string(s[static_cast<size_t>(n)]));
+      if (s[static_cast<size_t>(n)] != 1)
+        c.fail("cannot squeeze dimension " + std::to_string(n) + " of size " +
+               std::to_string(s[static_cast<size_t>(n)]));
       drop[static_cast<size_t>(n)] = true;
     }
   }
@@ -100,7 +109,8 @@ std::vector<Entry> unsqueeze(Context& c) {
   }
   Shape out;
   size_t k = 0;
-  for (int64_t i = 0; i < outRank; ++i) out.push_back(inserted[static_cast<size_t>(i)] ? 1 : s[k++]);
+  for (int64_t i = 0; i < outRank; ++i)
+    out.push_back(inserted[static_cast<size_t>(i)] ? 1 : s[k++]);
   return c.emit("reshape", {x}, {{"shape", out}});
 }
 
@@ -108,7 +118,8 @@ std::vector<Entry> transpose(Context& c) {
   Entry x = c.in(0);
   int64_t rank = c.typeOf(x).rank();
   std::vector<int64_t> rev;
-  for (int64_t i = rank - 1; i >= 0; --i) rev.push_back(i);
+  for (int64_t i = rank - 1; i >= 0; --i)
+    rev.push_back(i);
   return c.emit("transpose", {x}, {{"perm", c.attrInts("perm", rev)}});
 }
 
@@ -128,7 +139,8 @@ std::vector<Entry> slice(Context& c) {
     axes = c.attrInts("axes", std::vector<int64_t>{});
   }
   if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     c.fail("starts, ends, axes and steps must have the same length");
@@ -136,7 +148,9 @@ std::vector<Entry> slice(Context& c) {
   for (size_t i = 0; i < axes.size(); ++i) {
     size_t a = static_cast<size_t>(axisOf(c, axes[i], rank));
     int64_t d = s[a];
-    if (steps[i] <= 0) c.fail("slices with a step of " + std::to_string(steps[i]) + " are not supported yet (only positive steps)");
+    if (steps[i] <= 0)
+      c.fail("slices with a step of " + std::to_string(steps[i]) +
+             " are not supported yet (only positive steps)");
     auto clampIndex = [d](int64_t v) { return std::clamp(v < 0 ? v + d : v, int64_t(0), d); };
     start[a] = clampIndex(starts[i]);
     limit[a] = std::max(start[a], clampIndex(ends[i]));
@@ -158,25 +172,31 @@ std::vector<Entry> split(Context& c) {
   if (sizes.empty()) {
     // Without sizes: num_outputs (opset 18) or one piece per node output, the last one
     // smaller when the dimension does not divide.
-    int64_t n = c.hasAttr("num_outputs") ? c.attrInt("num_outputs") : static_cast<int64_t>(c.numOutputs());
+    int64_t n =
+        c.hasAttr("num_outputs") ? c.attrInt("num_outputs") : static_cast<int64_t>(c.numOutputs());
     int64_t dim = s[static_cast<size_t>(axis)];
-    if (n <= 0 || n > std::max<int64_t>(dim, 1)) c.fail("cannot split a dimension of " + std::to_string(dim) + " into " + std::to_string(n) + " pieces");
+    if (n <= 0 || n > std::max<int64_t>(dim, 1))
+      c.fail("cannot split a dimension of " + std::to_string(dim) + " into " + std::to_string(n) +
+             " pieces");
     int64_t piece = (dim + n - 1) / n;
-    for (int64_t i = 0; i < n; ++i) sizes.push_back(std::max<int64_t>(0, std::min(piece, dim - piece * i)));
+    for (int64_t i = 0; i < n; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(piece, dim - piece * i)));
   }
   return c.emit("split", {x}, {{"axis", axis}, {"sizes", sizes}});
 }
 
 std::vector<Entry> concat(Context& c) {
   std::vector<Entry> xs;
-  for (size_t i = 0; i < c.numInputs(); ++i) xs.push_back(c.in(i));
+  for (size_t i = 0; i < c.numInputs(); ++i)
+    xs.push_back(c.in(i));
   if (xs.empty()) c.fail("Concat needs at least one input");
   return c.emit("concat", xs, {{"axis", axisOf(c, c.attrInt("axis"), c.typeOf(xs[0]).rank())}});
 }
 
 std::vector<Entry> gather(Context& c) {
   Entry x = c.in(0);
-  return c.emit("gather", {x, c.in(1)}, {{"axis", axisOf(c, c.attrInt("axis", 0), c.typeOf(x).rank())}});
+  return c.emit("gather", {x, c.in(1)},
+                {{"axis", axisOf(c, c.attrInt("axis", 0), c.typeOf(x).rank())}});
 }
 
 std::vector<Entry> expand(Context& c) {
@@ -189,7 +209,8 @@ std::vector<Entry> expand(Context& c) {
   for (size_t i = 0; i < r; ++i) {
     int64_t a = i < r - s.size() ? 1 : s[i - (r - s.size())];
     int64_t b = i < r - target.size() ? 1 : target[i - (r - target.size())];
-    if (a != b && a != 1 && b != 1) c.fail("cannot expand " + shapeStr(s) + " to " + shapeStr(target));
+    if (a != b && a != 1 && b != 1)
+      c.fail("cannot expand " + shapeStr(s) + " to " + shapeStr(target));
     out[i] = a == 1 ? b : a;
   }
   return c.emit("broadcast", {x}, {{"shape", out}});
@@ -199,7 +220,9 @@ std::vector<Entry> shape(Context& c) {
   Shape s = c.typeOf(c.in(0)).shape;
   int64_t rank = static_cast<int64_t>(s.size());
   int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
-  auto clampIndex = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t(0), rank); };
+  auto clampIndex = [rank](int64_t v) {
+    return std::clamp(v < 0 ? v + rank : v, int64_t(0), rank);
+  };
   start = clampIndex(start);
   end = std::max(start, clampIndex(end));
   return {c.constant(intVector(std::vector<int64_t>(s.begin() + start, s.begin() + end)))};
@@ -212,9 +235,11 @@ std::vector<Entry> size(Context& c) {
 }
 
 std::vector<Entry> constant(Context& c) {
-  if (c.hasAttr("value")) return {c.constant(tensorFromProto(c.attrTensor("value"), "Constant value"))};
+  if (c.hasAttr("value"))
+    return {c.constant(tensorFromProto(c.attrTensor("value"), "Constant value"))};
   if (c.hasAttr("value_float")) return {c.scalar(DType::F32, c.attrFloat("value_float"))};
-  if (c.hasAttr("value_int")) return {c.scalar(DType::I64, static_cast<double>(c.attrInt("value_int")))};
+  if (c.hasAttr("value_int"))
+    return {c.scalar(DType::I64, static_cast<double>(c.attrInt("value_int")))};
   if (c.hasAttr("value_ints")) return {c.constant(intVector(c.attrInts("value_ints")))};
   c.fail("only value, value_float, value_int and value_ints constants are supported");
 }
@@ -227,22 +252,26 @@ std::vector<Entry> constantOfShape(Context& c) {
   if (fill.numel() != 1) c.fail("value must hold exactly one element");
   Tensor out(TensorType{fill.dtype(), shape});
   size_t es = dtypeSize(fill.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(out.data() + static_cast<size_t>(i) * es, fill.data(), es);
+  for (int64_t i = 0; i < out.numel(); ++i)
+    std::memcpy(out.data() + static_cast<size_t>(i) * es, fill.data(), es);
   return {c.constant(std::move(out))};
 }
 
 std::vector<Entry> range(Context& c) {
   const Tensor &start = c.requireConstant(0, "start"), &limit = c.requireConstant(1, "limit"),
                &delta = c.requireConstant(2, "delta");
-  if (start.numel() != 1 || limit.numel() != 1 || delta.numel() != 1) c.fail("start, limit and delta must be scalars");
+  if (start.numel() != 1 || limit.numel() != 1 || delta.numel() != 1)
+    c.fail("start, limit and delta must be scalars");
   double s = start.getDouble(0), l = limit.getDouble(0), d = delta.getDouble(0);
   if (d == 0) c.fail("delta is 0");
   double count = std::max(std::ceil((l - s) / d), 0.0);
   if (count > static_cast<double>(kMaxElements)) c.fail("the range is too long");
   Tensor out(TensorType{start.dtype(), {static_cast<int64_t>(count)}});
   for (int64_t i = 0; i < out.numel(); ++i) {
-    if (isFloat(out.dtype())) out.setDouble(i, s + static_cast<double>(i) * d);
-    else out.setInt(i, start.getInt(0) + i * delta.getInt(0));
+    if (isFloat(out.dtype()))
+      out.setDouble(i, s + static_cast<double>(i) * d);
+    else
+      out.setInt(i, start.getInt(0) + i * delta.getInt(0));
   }
   return {c.constant(std::move(out))};
 }
@@ -257,7 +286,8 @@ std::vector<Entry> trilu(Context& c) {
   if (c.hasInput(1)) {
     k = c.in(1);
     TensorType kt = c.typeOf(k);
-    if (kt.numel() != 1 || kt.rank() > 1 || kt.dtype != DType::I64) c.fail("k must be an int64 scalar, got " + kt.str());
+    if (kt.numel() != 1 || kt.rank() > 1 || kt.dtype != DType::I64)
+      c.fail("k must be an int64 scalar, got " + kt.str());
   }
   int64_t n = t.shape[t.shape.size() - 2], m = t.shape.back();
   std::vector<int64_t> hw{n, m};

@@ -8,14 +8,22 @@ namespace shardc {
 
 std::string_view attrKindName(AttrKind k) {
   switch (k) {
-  case AttrKind::Bool: return "bool";
-  case AttrKind::Int: return "integer";
-  case AttrKind::Float: return "float";
-  case AttrKind::String: return "string";
-  case AttrKind::Ints: return "integer list";
-  case AttrKind::Floats: return "float list";
-  case AttrKind::Type: return "element type";
-  case AttrKind::Tensor: return "dense tensor";
+  case AttrKind::Bool:
+    return "bool";
+  case AttrKind::Int:
+    return "integer";
+  case AttrKind::Float:
+    return "float";
+  case AttrKind::String:
+    return "string";
+  case AttrKind::Ints:
+    return "integer list";
+  case AttrKind::Floats:
+    return "float list";
+  case AttrKind::Type:
+    return "element type";
+  case AttrKind::Tensor:
+    return "dense tensor";
   }
   return "?";
 }
@@ -34,15 +42,18 @@ bool Attr::operator==(const Attr& other) const {
   }
   case AttrKind::Tensor:
     return tensorRef() == other.tensorRef() || asTensor().identical(other.asTensor());
-  default: return v_ == other.v_;
+  default:
+    return v_ == other.v_;
   }
 }
 
 void AttrDict::set(const std::string& name, Attr value) {
   auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
                              [](const auto& e, const std::string& n) { return e.first < n; });
-  if (it != entries_.end() && it->first == name) it->second = std::move(value);
-  else entries_.insert(it, {name, std::move(value)});
+  if (it != entries_.end() && it->first == name)
+    it->second = std::move(value);
+  else
+    entries_.insert(it, {name, std::move(value)});
 }
 
 const Attr* AttrDict::find(std::string_view name) const {

@@ -15,7 +15,8 @@ Op* Builder::tryCreate(std::string_view opName, std::vector<Value*> operands, At
     return nullptr;
   }
   std::vector<TensorType> operandTypes, resultTypes;
-  for (Value* v : operands) operandTypes.push_back(v->type());
+  for (Value* v : operands)
+    operandTypes.push_back(v->type());
   std::string err = checkOp(*def, operandTypes, attrs, resultTypes);
   if (!err.empty()) {
     error = "'" + def->name + "' op " + err;

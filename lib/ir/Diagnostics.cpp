@@ -17,7 +17,8 @@ std::string DiagEngine::formatLocated(const Diagnostic& d) const {
 }
 
 void DiagEngine::print(std::ostream& os) const {
-  for (const auto& d : diags_) os << format(d) << "\n";
+  for (const auto& d : diags_)
+    os << format(d) << "\n";
 }
 
 } // namespace shardc

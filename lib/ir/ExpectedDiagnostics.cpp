@@ -38,13 +38,15 @@ void parseLine(std::string_view line, uint32_t lineNo, std::vector<Expected>& ou
       problems.push_back("line " + std::to_string(lineNo) + ": expected-error needs {{text}}");
       continue;
     }
-    out.push_back({static_cast<uint32_t>(target), std::string(line.substr(open + 2, close - open - 2))});
+    out.push_back(
+        {static_cast<uint32_t>(target), std::string(line.substr(open + 2, close - open - 2))});
   }
 }
 
 } // namespace
 
-std::vector<std::string> checkExpectedDiagnostics(std::string_view source, const DiagEngine& diags) {
+std::vector<std::string> checkExpectedDiagnostics(std::string_view source,
+                                                  const DiagEngine& diags) {
   std::vector<Expected> expected;
   std::vector<std::string> problems;
   uint32_t lineNo = 1;

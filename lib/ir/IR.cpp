@@ -9,9 +9,12 @@ namespace shardc {
 
 std::string_view argKindName(ArgKind k) {
   switch (k) {
-  case ArgKind::Input: return "input";
-  case ArgKind::Param: return "param";
-  case ArgKind::OptState: return "opt_state";
+  case ArgKind::Input:
+    return "input";
+  case ArgKind::Param:
+    return "param";
+  case ArgKind::OptState:
+    return "opt_state";
   }
   return "?";
 }
@@ -38,14 +41,17 @@ void Value::replaceAllUsesWith(Value* other) {
 Op::Op(const OpDef* def, std::vector<Value*> operands, std::vector<TensorType> resultTypes,
        AttrDict attrs, Loc loc)
     : def_(def), operands_(std::move(operands)), attrs_(std::move(attrs)), loc_(loc) {
-  for (size_t i = 0; i < operands_.size(); ++i) operands_[i]->addUse({this, i});
+  for (size_t i = 0; i < operands_.size(); ++i)
+    operands_[i]->addUse({this, i});
   for (size_t i = 0; i < resultTypes.size(); ++i)
     results_.push_back(std::unique_ptr<Value>(new Value(std::move(resultTypes[i]), this, i)));
 }
 
 Op::~Op() = default;
 
-const std::string& Op::name() const { return def_->name; }
+const std::string& Op::name() const {
+  return def_->name;
+}
 
 void Op::setOperand(size_t i, Value* v) {
   operands_[i]->removeUse({this, i});
@@ -58,13 +64,15 @@ bool Op::hasUses() const {
 }
 
 void Op::dropOperands() {
-  for (size_t i = 0; i < operands_.size(); ++i) operands_[i]->removeUse({this, i});
+  for (size_t i = 0; i < operands_.size(); ++i)
+    operands_[i]->removeUse({this, i});
   operands_.clear();
 }
 
 Function::~Function() {
   // Drop uses first so that destruction order does not matter.
-  for (auto& op : ops_) op->operands_.clear();
+  for (auto& op : ops_)
+    op->operands_.clear();
 }
 
 Value* Function::addArgument(std::string name, TensorType type, ArgKind kind) {
@@ -88,7 +96,8 @@ void Function::addResult(std::string name, Value* v, int64_t tiedArg) {
 }
 
 void Function::clearResults() {
-  for (size_t i = 0; i < results_.size(); ++i) results_[i].value->removeUse({nullptr, i});
+  for (size_t i = 0; i < results_.size(); ++i)
+    results_[i].value->removeUse({nullptr, i});
   results_.clear();
 }
 

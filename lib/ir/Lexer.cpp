@@ -5,25 +5,36 @@
 
 namespace shardc {
 namespace {
-bool identStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
-bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool identStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool identChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
+bool digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
 } // namespace
 
 void Lexer::advance() {
   if (pos_ >= src_.size()) return;
-  if (src_[pos_] == '\n') ++line_, col_ = 1;
-  else ++col_;
+  if (src_[pos_] == '\n')
+    ++line_, col_ = 1;
+  else
+    ++col_;
   ++pos_;
 }
 
 void Lexer::skipSpaceAndComments() {
   for (;;) {
     char c = peek();
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') advance();
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+      advance();
     else if (c == '/' && peek(1) == '/')
-      while (peek() != '\n' && pos_ < src_.size()) advance();
-    else return;
+      while (peek() != '\n' && pos_ < src_.size())
+        advance();
+    else
+      return;
   }
 }
 
@@ -39,8 +50,10 @@ bool Lexer::lexQuoted(std::string& out, std::string& err) {
     if (c == '"') return true;
     if (c == '\\') {
       char e = peek();
-      if (e == 'n') out += '\n';
-      else if (e == '"' || e == '\\') out += e;
+      if (e == 'n')
+        out += '\n';
+      else if (e == '"' || e == '\\')
+        out += e;
       else {
         err = "unknown escape sequence in string";
         return false;
@@ -57,23 +70,27 @@ Token Lexer::lexNumber(Loc loc) {
   bool isFloat = false;
   if (peek() == '-' || peek() == '+') advance();
   if (identStart(peek())) { // -inf, +inf
-    while (identChar(peek())) advance();
+    while (identChar(peek()))
+      advance();
     std::string t(src_.substr(start, pos_ - start));
     if (t == "-inf" || t == "+inf") return {Tok::Float, t, loc};
     return {Tok::Error, "malformed number '" + t + "'", loc};
   }
-  while (digit(peek())) advance();
+  while (digit(peek()))
+    advance();
   if (peek() == '.') {
     isFloat = true;
     advance();
-    while (digit(peek())) advance();
+    while (digit(peek()))
+      advance();
   }
   if (peek() == 'e' || peek() == 'E') {
     isFloat = true;
     advance();
     if (peek() == '-' || peek() == '+') advance();
     if (!digit(peek())) return {Tok::Error, "malformed number exponent", loc};
-    while (digit(peek())) advance();
+    while (digit(peek()))
+      advance();
   }
   std::string t(src_.substr(start, pos_ - start));
   if (t == "-" || t == "+") return {Tok::Error, "expected a number after '" + t + "'", loc};
@@ -96,7 +113,8 @@ Token Lexer::next() {
     return lexNumber(loc);
   if (identStart(c)) {
     size_t start = pos_;
-    while (identChar(peek())) advance();
+    while (identChar(peek()))
+      advance();
     return {Tok::Ident, std::string(src_.substr(start, pos_ - start)), loc};
   }
   if (c == '"') {
@@ -111,9 +129,9 @@ Token Lexer::next() {
       if (!lexQuoted(name, err)) return {Tok::Error, err, loc};
       if (name.empty()) return {Tok::Error, "empty name", loc};
     } else {
-      while (identChar(peek())) name += peek(), advance();
-      if (name.empty())
-        return {Tok::Error, std::string("expected a name after '") + c + "'", loc};
+      while (identChar(peek()))
+        name += peek(), advance();
+      if (name.empty()) return {Tok::Error, std::string("expected a name after '") + c + "'", loc};
     }
     return {c == '%' ? Tok::ValueRef : Tok::FuncRef, name, loc};
   }
@@ -122,8 +140,10 @@ Token Lexer::next() {
     return {Tok::Punct, std::string(1, c), loc};
   }
   char shown[8];
-  if (std::isprint(static_cast<unsigned char>(c))) std::snprintf(shown, sizeof shown, "%c", c);
-  else std::snprintf(shown, sizeof shown, "\\x%02x", static_cast<unsigned char>(c));
+  if (std::isprint(static_cast<unsigned char>(c)))
+    std::snprintf(shown, sizeof shown, "%c", c);
+  else
+    std::snprintf(shown, sizeof shown, "\\x%02x", static_cast<unsigned char>(c));
   return {Tok::Error, std::string("unexpected character '") + shown + "'", loc};
 }
 

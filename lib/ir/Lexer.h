@@ -10,15 +10,15 @@ namespace shardc {
 
 enum class Tok {
   Eof,
-  Error,     // text holds the message
-  Ident,     // func, f32, matmul, true, inf, ...
-  ValueRef,  // %name (text holds the name, unquoted)
-  FuncRef,   // @name
+  Error,    // text holds the message
+  Ident,    // func, f32, matmul, true, inf, ...
+  ValueRef, // %name (text holds the name, unquoted)
+  FuncRef,  // @name
   Int,
   Float,
-  String,    // "..." (text holds the unescaped contents)
-  Punct,     // one of ( ) { } [ ] < > , : =
-  Arrow,     // ->
+  String, // "..." (text holds the unescaped contents)
+  Punct,  // one of ( ) { } [ ] < > , : =
+  Arrow,  // ->
 };
 
 struct Token {
@@ -33,7 +33,9 @@ public:
   Token next();
 
 private:
-  char peek(size_t ahead = 0) const { return pos_ + ahead < src_.size() ? src_[pos_ + ahead] : '\0'; }
+  char peek(size_t ahead = 0) const {
+    return pos_ + ahead < src_.size() ? src_[pos_ + ahead] : '\0';
+  }
   void advance();
   void skipSpaceAndComments();
   bool lexQuoted(std::string& out, std::string& err);

@@ -46,11 +46,16 @@ private:
   bool isPunct(char c) const { return tok_.kind == Tok::Punct && tok_.text[0] == c; }
   std::string describe() const {
     switch (tok_.kind) {
-    case Tok::Eof: return "end of file";
-    case Tok::ValueRef: return "'%" + tok_.text + "'";
-    case Tok::FuncRef: return "'@" + tok_.text + "'";
-    case Tok::String: return "string";
-    default: return "'" + tok_.text + "'";
+    case Tok::Eof:
+      return "end of file";
+    case Tok::ValueRef:
+      return "'%" + tok_.text + "'";
+    case Tok::FuncRef:
+      return "'@" + tok_.text + "'";
+    case Tok::String:
+      return "string";
+    default:
+      return "'" + tok_.text + "'";
     }
   }
   bool expectPunct(char c) {
@@ -98,10 +103,13 @@ private:
 
   // dtype '[' dims ']'
   bool parseType(TensorType& t) {
-    if (tok_.kind != Tok::Ident) return fail("expected a tensor type like f32[2,3], got " + describe()), false;
+    if (tok_.kind != Tok::Ident)
+      return fail("expected a tensor type like f32[2,3], got " + describe()), false;
     auto dt = parseDType(tok_.text);
     if (!dt)
-      return fail("unknown element type '" + tok_.text + "' (expected f32, f16, bf16, f64, i64, i32 or i1)"), false;
+      return fail("unknown element type '" + tok_.text +
+                  "' (expected f32, f16, bf16, f64, i64, i32 or i1)"),
+             false;
     Loc loc = tok_.loc;
     advance();
     t.dtype = *dt;
@@ -148,10 +156,15 @@ private:
       int64_t i;
       if (!parseNumber(d, isInt, i)) return false;
       if (!isFloat(t.dtype)) {
-        if (!isInt) return failAt(loc, "element type " + std::string(dtypeName(t.dtype)) + " needs integer elements"), false;
+        if (!isInt)
+          return failAt(loc, "element type " + std::string(dtypeName(t.dtype)) +
+                                 " needs integer elements"),
+                 false;
         if ((t.dtype == DType::I32 && (i < INT32_MIN || i > INT32_MAX)) ||
             (t.dtype == DType::I1 && i != 0 && i != 1))
-          return failAt(loc, "element " + std::to_string(i) + " does not fit " + std::string(dtypeName(t.dtype))), false;
+          return failAt(loc, "element " + std::to_string(i) + " does not fit " +
+                                 std::string(dtypeName(t.dtype))),
+                 false;
       }
       dv.push_back(d);
       iv.push_back(i);
@@ -163,16 +176,20 @@ private:
     if (splat && dv.size() != 1) return failAt(loc, "expected one splat value"), false;
     if (!splat && static_cast<int64_t>(dv.size()) != n)
       return failAt(loc, "dense literal has " + std::to_string(dv.size()) + " elements, but " +
-                             t.str() + " needs " + std::to_string(n)), false;
+                             t.str() + " needs " + std::to_string(n)),
+             false;
     // A list is bounded by the text; a splat is not, so cap what it may allocate.
     if (splat && t.bytes() > kMaxSplatBytes)
       return failAt(loc, "splat literal of " + t.str() + " is too large (" +
-                             std::to_string(t.bytes()) + " bytes; the limit is 1 GiB)"), false;
+                             std::to_string(t.bytes()) + " bytes; the limit is 1 GiB)"),
+             false;
     auto tensor = std::make_shared<Tensor>(t);
     for (int64_t k = 0; k < n; ++k) {
       size_t e = splat ? 0 : static_cast<size_t>(k);
-      if (isFloat(t.dtype)) tensor->setDouble(k, dv[e]);
-      else tensor->setInt(k, iv[e]);
+      if (isFloat(t.dtype))
+        tensor->setDouble(k, dv[e]);
+      else
+        tensor->setInt(k, iv[e]);
     }
     out = Attr(TensorRef(std::move(tensor)));
     return expectPunct('>');
@@ -228,7 +245,8 @@ private:
     advance(); // '{'
     while (!isPunct('}')) {
       if (!attrs.empty() && !expectPunct(',')) return false;
-      if (tok_.kind != Tok::Ident) return fail("expected an attribute name, got " + describe()), false;
+      if (tok_.kind != Tok::Ident)
+        return fail("expected an attribute name, got " + describe()), false;
       std::string name = tok_.text;
       if (attrs.has(name)) return fail("attribute '" + name + "' is given twice"), false;
       advance();
@@ -265,9 +283,12 @@ private:
       if (!isPunct(',')) break;
       advance();
       // "%a, = op(...)" is a typo, not a one-result op.
-      if (tok_.kind != Tok::ValueRef) return fail("expected a value like %x, got " + describe()), false;
+      if (tok_.kind != Tok::ValueRef)
+        return fail("expected a value like %x, got " + describe()), false;
     }
-    if (resultToks.empty()) return fail("expected an op like '%r = name(...) : type' or 'return', got " + describe()), false;
+    if (resultToks.empty())
+      return fail("expected an op like '%r = name(...) : type' or 'return', got " + describe()),
+             false;
     if (!expectPunct('=')) return false;
     if (tok_.kind != Tok::Ident) return fail("expected an op name, got " + describe()), false;
     const OpDef* def = OpRegistry::get().lookup(tok_.text);
@@ -296,9 +317,11 @@ private:
       return failAt(opLoc, std::to_string(resultToks.size()) + " result name" +
                                (resultToks.size() == 1 ? "" : "s") + " but " +
                                std::to_string(types.size()) + " result type" +
-                               (types.size() == 1 ? "" : "s")), false;
+                               (types.size() == 1 ? "" : "s")),
+             false;
     std::vector<TensorType> operandTypes;
-    for (Value* v : operands) operandTypes.push_back(v->type());
+    for (Value* v : operands)
+      operandTypes.push_back(v->type());
     std::string err = verifyOpSignature(*def, operandTypes, attrs, types);
     if (!err.empty()) return failAt(opLoc, "'" + def->name + "' op " + err), false;
     Op* op = f.insertOp(f.ops().end(), def, operands, types, std::move(attrs), opLoc);
@@ -310,8 +333,10 @@ private:
   bool parseFunction(Module& m) {
     Loc loc = tok_.loc;
     advance(); // 'func'
-    if (tok_.kind != Tok::FuncRef) return fail("expected a function name like @main, got " + describe()), false;
-    if (m.findFunction(tok_.text)) return fail("function '@" + tok_.text + "' is defined twice"), false;
+    if (tok_.kind != Tok::FuncRef)
+      return fail("expected a function name like @main, got " + describe()), false;
+    if (m.findFunction(tok_.text))
+      return fail("function '@" + tok_.text + "' is defined twice"), false;
     Function* f = m.addFunction(tok_.text, loc);
     values_.clear();
     advance();
@@ -319,12 +344,18 @@ private:
     while (!isPunct(')')) {
       if (f->numArguments() && !expectPunct(',')) return false;
       ArgKind kind;
-      if (isIdent("input")) kind = ArgKind::Input;
-      else if (isIdent("param")) kind = ArgKind::Param;
-      else if (isIdent("opt_state")) kind = ArgKind::OptState;
-      else return fail("expected an argument kind (input, param or opt_state), got " + describe()), false;
+      if (isIdent("input"))
+        kind = ArgKind::Input;
+      else if (isIdent("param"))
+        kind = ArgKind::Param;
+      else if (isIdent("opt_state"))
+        kind = ArgKind::OptState;
+      else
+        return fail("expected an argument kind (input, param or opt_state), got " + describe()),
+               false;
       advance();
-      if (tok_.kind != Tok::ValueRef) return fail("expected an argument name like %x, got " + describe()), false;
+      if (tok_.kind != Tok::ValueRef)
+        return fail("expected an argument name like %x, got " + describe()), false;
       Token nameTok = tok_;
       advance();
       if (!expectPunct(':')) return false;
@@ -333,7 +364,8 @@ private:
       if (!define(nameTok, f->addArgument(nameTok.text, t, kind))) return false;
     }
     advance();
-    if (tok_.kind != Tok::Arrow) return fail("expected '->' and the result list, got " + describe()), false;
+    if (tok_.kind != Tok::Arrow)
+      return fail("expected '->' and the result list, got " + describe()), false;
     advance();
     if (!expectPunct('(')) return false;
     std::vector<std::pair<std::string, TensorType>> results;
@@ -345,16 +377,21 @@ private:
       resultLocs.push_back(tok_.loc);
       if (!parseName(name)) return false;
       for (const auto& r : results)
-        if (r.first == name) return failAt(resultLocs.back(), "result name '" + name + "' is used twice"), false;
+        if (r.first == name)
+          return failAt(resultLocs.back(), "result name '" + name + "' is used twice"), false;
       if (!expectPunct(':')) return false;
       TensorType t;
       if (!parseType(t)) return false;
       int64_t tied = -1;
       if (isIdent("tied")) {
         advance();
-        if (tok_.kind != Tok::ValueRef) return fail("expected an argument like %w after 'tied', got " + describe()), false;
+        if (tok_.kind != Tok::ValueRef)
+          return fail("expected an argument like %w after 'tied', got " + describe()), false;
         Value* a = f->findArgument(tok_.text);
-        if (!a) return fail("'tied' names '%" + tok_.text + "', which is not an argument of @" + f->name()), false;
+        if (!a)
+          return fail("'tied' names '%" + tok_.text + "', which is not an argument of @" +
+                      f->name()),
+                 false;
         tied = static_cast<int64_t>(a->index());
         advance();
       }
@@ -364,7 +401,8 @@ private:
     advance();
     if (!expectPunct('{')) return false;
     while (!isIdent("return")) {
-      if (tok_.kind == Tok::Eof) return fail("unexpected end of file in @" + f->name() + ": missing 'return'"), false;
+      if (tok_.kind == Tok::Eof)
+        return fail("unexpected end of file in @" + f->name() + ": missing 'return'"), false;
       if (!parseOp(*f)) return false;
     }
     Loc retLoc = tok_.loc;
@@ -383,13 +421,17 @@ private:
       return failAt(retLoc, "return has " + std::to_string(returned.size()) + " value" +
                                 (returned.size() == 1 ? "" : "s") + ", but @" + f->name() +
                                 " declares " + std::to_string(results.size()) + " result" +
-                                (results.size() == 1 ? "" : "s")), false;
-    if (results.empty()) return failAt(retLoc, "@" + f->name() + " must return at least one value"), false;
+                                (results.size() == 1 ? "" : "s")),
+             false;
+    if (results.empty())
+      return failAt(retLoc, "@" + f->name() + " must return at least one value"), false;
     for (size_t i = 0; i < results.size(); ++i) {
       if (returned[i].first->type() != results[i].second)
-        return failAt(returned[i].second, "returned value has type " + returned[i].first->type().str() +
-                                              ", but result '" + results[i].first + "' is declared " +
-                                              results[i].second.str()), false;
+        return failAt(returned[i].second, "returned value has type " +
+                                              returned[i].first->type().str() + ", but result '" +
+                                              results[i].first + "' is declared " +
+                                              results[i].second.str()),
+               false;
       f->addResult(results[i].first, returned[i].first, tiedArgs[i]);
     }
     return expectPunct('}');

@@ -12,7 +12,9 @@
 namespace shardc {
 namespace {
 
-bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool isIdentStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
 bool isIdentChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
 }
@@ -21,8 +23,10 @@ std::string quote(const std::string& n) {
   std::string q = "\"";
   for (char c : n) {
     if (c == '"' || c == '\\') q += '\\';
-    if (c == '\n') q += "\\n";
-    else q += c;
+    if (c == '\n')
+      q += "\\n";
+    else
+      q += c;
   }
   return q + "\"";
 }
@@ -30,10 +34,13 @@ std::string quote(const std::string& n) {
 // Bare if the name is an identifier or a number, quoted otherwise.
 std::string printName(const std::string& n) {
   bool bare = !n.empty();
-  bool digits = !n.empty() && std::all_of(n.begin(), n.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  bool digits = !n.empty() && std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
   if (!digits) {
     bare = bare && isIdentStart(n[0]);
-    for (char c : n) bare = bare && isIdentChar(c);
+    for (char c : n)
+      bare = bare && isIdentChar(c);
   }
   return bare ? n : quote(n);
 }
@@ -50,11 +57,14 @@ template <typename T> std::string shortest(T v) {
 
 std::string printElement(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-  case DType::F64: return shortest(t.getDouble(i));
+  case DType::F64:
+    return shortest(t.getDouble(i));
   case DType::F32:
   case DType::F16:
-  case DType::BF16: return shortest(static_cast<float>(t.getDouble(i)));
-  default: return std::to_string(t.getInt(i));
+  case DType::BF16:
+    return shortest(static_cast<float>(t.getDouble(i)));
+  default:
+    return std::to_string(t.getInt(i));
   }
 }
 
@@ -67,7 +77,8 @@ std::string printTensor(const Tensor& t) {
     splat = std::memcmp(t.data(), t.data() + static_cast<size_t>(i) * es, es) == 0;
   if (splat) return s + printElement(t, 0) + ">";
   s += "[";
-  for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + printElement(t, i);
+  for (int64_t i = 0; i < n; ++i)
+    s += (i ? ", " : "") + printElement(t, i);
   return s + "]>";
 }
 
@@ -84,8 +95,7 @@ public:
          << a->type().str();
     }
     os << ") -> (";
-    for (size_t i = 0; i < f_.results().size(); ++i)
-    {
+    for (size_t i = 0; i < f_.results().size(); ++i) {
       const FuncResult& r = f_.results()[i];
       os << (i ? ", " : "") << printName(r.name) << ": " << r.value->type().str();
       if (r.tiedArg >= 0) os << " tied " << ref(f_.argument(static_cast<size_t>(r.tiedArg)));
@@ -93,10 +103,12 @@ public:
     os << ") {\n";
     for (const auto& op : f_.ops()) {
       os << "  ";
-      for (size_t i = 0; i < op->numResults(); ++i) os << (i ? ", " : "") << ref(op->result(i));
+      for (size_t i = 0; i < op->numResults(); ++i)
+        os << (i ? ", " : "") << ref(op->result(i));
       if (op->numResults()) os << " = ";
       os << op->name() << "(";
-      for (size_t i = 0; i < op->numOperands(); ++i) os << (i ? ", " : "") << ref(op->operand(i));
+      for (size_t i = 0; i < op->numOperands(); ++i)
+        os << (i ? ", " : "") << ref(op->operand(i));
       os << ")";
       if (!op->attrs().empty()) {
         os << " {";
@@ -127,9 +139,11 @@ private:
   void assignNames() {
     std::unordered_set<std::string> used;
     std::vector<const Value*> all;
-    for (size_t i = 0; i < f_.numArguments(); ++i) all.push_back(f_.argument(i));
+    for (size_t i = 0; i < f_.numArguments(); ++i)
+      all.push_back(f_.argument(i));
     for (const auto& op : f_.ops())
-      for (size_t i = 0; i < op->numResults(); ++i) all.push_back(op->result(i));
+      for (size_t i = 0; i < op->numResults(); ++i)
+        all.push_back(op->result(i));
     for (const Value* v : all)
       if (!v->name().empty()) used.insert(v->name());
     std::unordered_set<std::string> taken;
@@ -138,7 +152,8 @@ private:
       std::string n = v->name();
       if (n.empty() || taken.count(n)) {
         std::string base = n.empty() ? "" : n + "_";
-        do n = base + std::to_string(next++);
+        do
+          n = base + std::to_string(next++);
         while (used.count(n) || taken.count(n));
       }
       taken.insert(n);
@@ -154,27 +169,37 @@ private:
 
 std::string printAttr(const Attr& a) {
   switch (a.kind()) {
-  case AttrKind::Bool: return a.asBool() ? "true" : "false";
-  case AttrKind::Int: return std::to_string(a.asInt());
-  case AttrKind::Float: return shortest(a.asFloat());
-  case AttrKind::String: return quote(a.asString());
+  case AttrKind::Bool:
+    return a.asBool() ? "true" : "false";
+  case AttrKind::Int:
+    return std::to_string(a.asInt());
+  case AttrKind::Float:
+    return shortest(a.asFloat());
+  case AttrKind::String:
+    return quote(a.asString());
   case AttrKind::Ints: {
     std::string s = "[";
-    for (size_t i = 0; i < a.asInts().size(); ++i) s += (i ? ", " : "") + std::to_string(a.asInts()[i]);
+    for (size_t i = 0; i < a.asInts().size(); ++i)
+      s += (i ? ", " : "") + std::to_string(a.asInts()[i]);
     return s + "]";
   }
   case AttrKind::Floats: {
     std::string s = "[";
-    for (size_t i = 0; i < a.asFloats().size(); ++i) s += (i ? ", " : "") + shortest(a.asFloats()[i]);
+    for (size_t i = 0; i < a.asFloats().size(); ++i)
+      s += (i ? ", " : "") + shortest(a.asFloats()[i]);
     return s + "]";
   }
-  case AttrKind::Type: return std::string(dtypeName(a.asType()));
-  case AttrKind::Tensor: return printTensor(a.asTensor());
+  case AttrKind::Type:
+    return std::string(dtypeName(a.asType()));
+  case AttrKind::Tensor:
+    return printTensor(a.asTensor());
   }
   return "?";
 }
 
-std::string printFunction(const Function& f) { return FunctionPrinter(f).print(); }
+std::string printFunction(const Function& f) {
+  return FunctionPrinter(f).print();
+}
 
 std::string printModule(const Module& m) {
   std::string s;

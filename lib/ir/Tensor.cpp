@@ -46,7 +46,9 @@ uint16_t floatToBF16(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
-float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+float bf16ToFloat(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
 namespace {
 template <typename T> T load(const uint8_t* p, int64_t i) {
@@ -62,20 +64,28 @@ template <typename T> void store(uint8_t* p, int64_t i, T v) {
 double Tensor::getDouble(int64_t i) const {
   const uint8_t* p = bytes_.data();
   switch (type_.dtype) {
-  case DType::F32: return load<float>(p, i);
-  case DType::F64: return load<double>(p, i);
-  case DType::F16: return halfToFloat(load<uint16_t>(p, i));
-  case DType::BF16: return bf16ToFloat(load<uint16_t>(p, i));
-  default: return static_cast<double>(getInt(i));
+  case DType::F32:
+    return load<float>(p, i);
+  case DType::F64:
+    return load<double>(p, i);
+  case DType::F16:
+    return halfToFloat(load<uint16_t>(p, i));
+  case DType::BF16:
+    return bf16ToFloat(load<uint16_t>(p, i));
+  default:
+    return static_cast<double>(getInt(i));
   }
 }
 
 int64_t Tensor::getInt(int64_t i) const {
   const uint8_t* p = bytes_.data();
   switch (type_.dtype) {
-  case DType::I64: return load<int64_t>(p, i);
-  case DType::I32: return load<int32_t>(p, i);
-  case DType::I1: return load<uint8_t>(p, i) ? 1 : 0;
+  case DType::I64:
+    return load<int64_t>(p, i);
+  case DType::I32:
+    return load<int32_t>(p, i);
+  case DType::I1:
+    return load<uint8_t>(p, i) ? 1 : 0;
   default: {
     double d = getDouble(i);
     // Float to int conversion truncates toward zero; out-of-range values saturate.
@@ -90,11 +100,21 @@ int64_t Tensor::getInt(int64_t i) const {
 void Tensor::setDouble(int64_t i, double v) {
   uint8_t* p = bytes_.data();
   switch (type_.dtype) {
-  case DType::F32: store<float>(p, i, static_cast<float>(v)); return;
-  case DType::F64: store<double>(p, i, v); return;
-  case DType::F16: store<uint16_t>(p, i, floatToHalf(static_cast<float>(v))); return;
-  case DType::BF16: store<uint16_t>(p, i, floatToBF16(static_cast<float>(v))); return;
-  case DType::I1: store<uint8_t>(p, i, v != 0.0 ? 1 : 0); return;
+  case DType::F32:
+    store<float>(p, i, static_cast<float>(v));
+    return;
+  case DType::F64:
+    store<double>(p, i, v);
+    return;
+  case DType::F16:
+    store<uint16_t>(p, i, floatToHalf(static_cast<float>(v)));
+    return;
+  case DType::BF16:
+    store<uint16_t>(p, i, floatToBF16(static_cast<float>(v)));
+    return;
+  case DType::I1:
+    store<uint8_t>(p, i, v != 0.0 ? 1 : 0);
+    return;
   default: {
     int64_t n = 0;
     if (!std::isnan(v))
@@ -109,10 +129,17 @@ void Tensor::setDouble(int64_t i, double v) {
 void Tensor::setInt(int64_t i, int64_t v) {
   uint8_t* p = bytes_.data();
   switch (type_.dtype) {
-  case DType::I64: store<int64_t>(p, i, v); return;
-  case DType::I32: store<int32_t>(p, i, static_cast<int32_t>(static_cast<uint32_t>(v))); return;
-  case DType::I1: store<uint8_t>(p, i, v != 0 ? 1 : 0); return;
-  default: setDouble(i, static_cast<double>(v));
+  case DType::I64:
+    store<int64_t>(p, i, v);
+    return;
+  case DType::I32:
+    store<int32_t>(p, i, static_cast<int32_t>(static_cast<uint32_t>(v)));
+    return;
+  case DType::I1:
+    store<uint8_t>(p, i, v != 0 ? 1 : 0);
+    return;
+  default:
+    setDouble(i, static_cast<double>(v));
   }
 }
 
@@ -120,16 +147,19 @@ std::vector<double> Tensor::toDoubles() const {
   std::vector<double> out(static_cast<size_t>(numel()));
   if (type_.dtype == DType::F32) {
     const float* f = reinterpret_cast<const float*>(bytes_.data());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = f[i];
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = f[i];
   } else {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = getDouble(static_cast<int64_t>(i));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = getDouble(static_cast<int64_t>(i));
   }
   return out;
 }
 
 std::vector<int64_t> Tensor::toInts() const {
   std::vector<int64_t> out(static_cast<size_t>(numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = getInt(static_cast<int64_t>(i));
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = getInt(static_cast<int64_t>(i));
   return out;
 }
 
@@ -138,9 +168,11 @@ Tensor Tensor::fromDoubles(TensorType type, const std::vector<double>& values) {
   assert(static_cast<int64_t>(values.size()) == t.numel());
   if (t.dtype() == DType::F32) {
     float* f = reinterpret_cast<float*>(t.data());
-    for (size_t i = 0; i < values.size(); ++i) f[i] = static_cast<float>(values[i]);
+    for (size_t i = 0; i < values.size(); ++i)
+      f[i] = static_cast<float>(values[i]);
   } else {
-    for (size_t i = 0; i < values.size(); ++i) t.setDouble(static_cast<int64_t>(i), values[i]);
+    for (size_t i = 0; i < values.size(); ++i)
+      t.setDouble(static_cast<int64_t>(i), values[i]);
   }
   return t;
 }
@@ -148,7 +180,8 @@ Tensor Tensor::fromDoubles(TensorType type, const std::vector<double>& values) {
 Tensor Tensor::fromInts(TensorType type, const std::vector<int64_t>& values) {
   Tensor t(std::move(type));
   assert(static_cast<int64_t>(values.size()) == t.numel());
-  for (size_t i = 0; i < values.size(); ++i) t.setInt(static_cast<int64_t>(i), values[i]);
+  for (size_t i = 0; i < values.size(); ++i)
+    t.setInt(static_cast<int64_t>(i), values[i]);
   return t;
 }
 

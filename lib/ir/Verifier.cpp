@@ -49,13 +49,16 @@ bool verifyFunction(const Function& f, DiagEngine& diags) {
       }
       operandTypes.push_back(op->operand(i)->type());
     }
-    for (size_t i = 0; i < op->numResults(); ++i) declared.push_back(op->result(i)->type());
+    for (size_t i = 0; i < op->numResults(); ++i)
+      declared.push_back(op->result(i)->type());
     AttrDict attrs = op->attrs();
     std::string err = ok ? verifyOpSignature(op->def(), operandTypes, attrs, declared) : "";
-    if (!err.empty()) diags.error(op->loc(), "'" + op->name() + "' op " + err);
+    if (!err.empty())
+      diags.error(op->loc(), "'" + op->name() + "' op " + err);
     else if (ok && !(attrs == op->attrs()))
       diags.error(op->loc(), "'" + op->name() + "' op is missing defaulted attributes");
-    for (size_t i = 0; i < op->numResults(); ++i) defined.insert(op->result(i));
+    for (size_t i = 0; i < op->numResults(); ++i)
+      defined.insert(op->result(i));
   }
   std::unordered_set<std::string> resultNames;
   std::unordered_set<int64_t> tied;
@@ -77,7 +80,8 @@ bool verifyFunction(const Function& f, DiagEngine& diags) {
   }
   if (f.results().empty()) diags.error(f.loc(), "@" + f.name() + " returns nothing");
   for (const auto& r : f.results()) {
-    if (r.name.empty()) diags.error(f.loc(), "a result of @" + f.name() + " has no name");
+    if (r.name.empty())
+      diags.error(f.loc(), "a result of @" + f.name() + " has no name");
     else if (!resultNames.insert(r.name).second)
       diags.error(f.loc(), "result name '" + r.name + "' is used twice in @" + f.name());
     if (!defined.count(r.value))

@@ -62,7 +62,8 @@ enum class ConvRole { Forward, BackwardInput, BackwardFilter };
 // forward (x, w[, b]) -> y sums over C; backward-input (dy, w) -> dx sums over F;
 // backward-filter (x, dy) -> dw sums over N. Spatial and kernel dims stay whole (no halo
 // exchange); with groups > 1, channels and filters stay whole too.
-ShardingRule convRule(const Shape& x, const Shape& w, const Shape& y, int64_t groups, ConvRole role, bool bias) {
+ShardingRule convRule(const Shape& x, const Shape& w, const Shape& y, int64_t groups, ConvRole role,
+                      bool bias) {
   ShardingRule rule;
   auto kindOf = [&](bool summed, bool channel) {
     if (channel && groups != 1) return FactorKind::NeedReplication;
@@ -71,10 +72,13 @@ ShardingRule convRule(const Shape& x, const Shape& w, const Shape& y, int64_t gr
   int n = rule.addFactor(x[0], kindOf(role == ConvRole::BackwardFilter, false));
   int c = groups == 1 ? rule.addFactor(x[1], kindOf(role == ConvRole::Forward, true)) : -1;
   int f = groups == 1 ? rule.addFactor(w[0], kindOf(role == ConvRole::BackwardInput, true)) : -1;
-  auto own = [&](int64_t size) { return std::vector<int>{rule.addFactor(size, FactorKind::NeedReplication)}; };
+  auto own = [&](int64_t size) {
+    return std::vector<int>{rule.addFactor(size, FactorKind::NeedReplication)};
+  };
   auto shared = [&](int id, int64_t size) { return id >= 0 ? std::vector<int>{id} : own(size); };
   ShardingRule::Dims xd{{n}, shared(c, x[1]), own(x[2]), own(x[3])};
-  ShardingRule::Dims wd{shared(f, w[0]), groups == 1 ? std::vector<int>{c} : own(w[1]), own(w[2]), own(w[3])};
+  ShardingRule::Dims wd{shared(f, w[0]), groups == 1 ? std::vector<int>{c} : own(w[1]), own(w[2]),
+                        own(w[3])};
   ShardingRule::Dims yd{{n}, groups == 1 ? std::vector<int>{f} : own(y[1]), own(y[2]), own(y[3])};
   if (role == ConvRole::Forward) {
     rule.operands = {xd, wd};
@@ -142,8 +146,8 @@ void registerConv2d(OpRegistry& r) {
     return g;
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    return convRule(sig.operands[0].shape, sig.operands[1].shape, res[0].shape, sig.attrs.getInt("groups"),
-                    ConvRole::Forward, sig.operands.size() == 3);
+    return convRule(sig.operands[0].shape, sig.operands[1].shape, res[0].shape,
+                    sig.attrs.getInt("groups"), ConvRole::Forward, sig.operands.size() == 3);
   };
   r.add(std::move(d));
 }
@@ -194,8 +198,8 @@ void registerConv2dBackwardInput(OpRegistry& r) {
                                a.b.value("conv2d_backward_filter", {g, dy}, af)};
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    return convRule(res[0].shape, sig.operands[1].shape, sig.operands[0].shape, sig.attrs.getInt("groups"),
-                    ConvRole::BackwardInput, false);
+    return convRule(res[0].shape, sig.operands[1].shape, sig.operands[0].shape,
+                    sig.attrs.getInt("groups"), ConvRole::BackwardInput, false);
   };
   r.add(std::move(d));
 }
@@ -245,8 +249,8 @@ void registerConv2dBackwardFilter(OpRegistry& r) {
                                a.b.value("conv2d", {x, g}, attrs)};
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    return convRule(sig.operands[0].shape, res[0].shape, sig.operands[1].shape, sig.attrs.getInt("groups"),
-                    ConvRole::BackwardFilter, false);
+    return convRule(sig.operands[0].shape, res[0].shape, sig.operands[1].shape,
+                    sig.attrs.getInt("groups"), ConvRole::BackwardFilter, false);
   };
   r.add(std::move(d));
 }

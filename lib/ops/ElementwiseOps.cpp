@@ -20,18 +20,24 @@ enum class Domain { Float, Numeric, Bool }; // which dtypes an op accepts
 
 bool accepts(Domain d, DType t) {
   switch (d) {
-  case Domain::Float: return isFloat(t);
-  case Domain::Numeric: return isFloat(t) || isInteger(t);
-  case Domain::Bool: return isBool(t);
+  case Domain::Float:
+    return isFloat(t);
+  case Domain::Numeric:
+    return isFloat(t) || isInteger(t);
+  case Domain::Bool:
+    return isBool(t);
   }
   return false;
 }
 
 std::string domainName(Domain d) {
   switch (d) {
-  case Domain::Float: return "a floating-point";
-  case Domain::Numeric: return "a numeric (float or integer)";
-  case Domain::Bool: return "an i1";
+  case Domain::Float:
+    return "a floating-point";
+  case Domain::Numeric:
+    return "a numeric (float or integer)";
+  case Domain::Bool:
+    return "an i1";
   }
   return "";
 }
@@ -47,7 +53,9 @@ struct UnaryFn {
   int64_t (*i)(int64_t); // integer form, for ops that accept integers
 };
 
-double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2)); }
+double gelu(double x) {
+  return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2));
+}
 double geluTanh(double x) {
   constexpr double c = 0.7978845608028654; // sqrt(2 / pi)
   return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
@@ -62,8 +70,7 @@ const UnaryFn kUnary[] = {
      [](double x) { return x > 0 || std::isnan(x) ? x : 0.0; }, // NaN stays NaN, as in PyTorch
      [](int64_t x) { return x > 0 ? x : int64_t(0); }},
     {"exp", "e^x", Domain::Float, 1, [](double x) { return std::exp(x); }, nullptr},
-    {"log", "natural logarithm", Domain::Float, 1, [](double x) { return std::log(x); },
-     nullptr},
+    {"log", "natural logarithm", Domain::Float, 1, [](double x) { return std::log(x); }, nullptr},
     {"sqrt", "square root", Domain::Float, 1, [](double x) { return std::sqrt(x); }, nullptr},
     {"rsqrt", "1 / sqrt(x)", Domain::Float, 2, [](double x) { return 1.0 / std::sqrt(x); },
      nullptr},
@@ -92,22 +99,30 @@ std::string sameTypeRule(const char* name, Domain domain, const OpSig& sig,
 Tensor applyUnary(const Tensor& x, double (*f)(double), int64_t (*fi)(int64_t)) {
   if (isFloat(x.dtype())) {
     std::vector<double> v = x.toDoubles();
-    for (double& e : v) e = f(e);
+    for (double& e : v)
+      e = f(e);
     return Tensor::fromDoubles(x.type(), v);
   }
   std::vector<int64_t> v = x.toInts();
-  for (int64_t& e : v) e = fi(e);
+  for (int64_t& e : v)
+    e = fi(e);
   return Tensor::fromInts(x.type(), v);
 }
 
 // ---- gradient rules ----
 
-Value* op1(Builder& b, const char* name, Value* x) { return b.value(name, {x}); }
-Value* op2(Builder& b, const char* name, Value* x, Value* y) { return b.value(name, {x, y}); }
+Value* op1(Builder& b, const char* name, Value* x) {
+  return b.value(name, {x});
+}
+Value* op2(Builder& b, const char* name, Value* x, Value* y) {
+  return b.value(name, {x, y});
+}
 Value* cmp(Builder& b, Value* x, Value* y, const char* dir) {
   return b.value("compare", {x, y}, {{"direction", dir}});
 }
-Value* select(Builder& b, Value* c, Value* x, Value* y) { return b.value("where", {c, x, y}); }
+Value* select(Builder& b, Value* c, Value* x, Value* y) {
+  return b.value("where", {c, x, y});
+}
 
 // d/dx of y = f(x), given x, y and the result gradient g; nullptr: no gradient flows.
 using UnaryGrad = Value* (*)(Builder&, Value* x, Value* y, Value* g);
@@ -124,8 +139,10 @@ UnaryGrad unaryGrad(std::string_view name) {
     return [](Builder& b, Value* x, Value*, Value* g) {
       return select(b, cmp(b, x, scalar(b, x->type().dtype, 0), "gt"), g, zeros(b, g->type()));
     };
-  if (name == "exp") return [](Builder& b, Value*, Value* y, Value* g) { return op2(b, "mul", g, y); };
-  if (name == "log") return [](Builder& b, Value* x, Value*, Value* g) { return op2(b, "div", g, x); };
+  if (name == "exp")
+    return [](Builder& b, Value*, Value* y, Value* g) { return op2(b, "mul", g, y); };
+  if (name == "log")
+    return [](Builder& b, Value* x, Value*, Value* g) { return op2(b, "div", g, x); };
   if (name == "sqrt")
     return [](Builder& b, Value*, Value* y, Value* g) {
       return op2(b, "div", op2(b, "mul", g, scalar(b, y->type().dtype, 0.5)), y);
@@ -203,16 +220,22 @@ void registerGelu(OpRegistry& r) {
       // y = x/2 (1 + tanh(u)), u = k (x + 0.044715 x^3):
       // dy/dx = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) k (1 + 3 * 0.044715 x^2)
       Value* x2 = op2(b, "mul", x, x);
-      Value* u = op2(b, "mul", c(0.7978845608028654), op2(b, "add", x, op2(b, "mul", c(0.044715), op2(b, "mul", x2, x))));
+      Value* u = op2(b, "mul", c(0.7978845608028654),
+                     op2(b, "add", x, op2(b, "mul", c(0.044715), op2(b, "mul", x2, x))));
       Value* th = op1(b, "tanh", u);
       Value* left = op2(b, "mul", c(0.5), op2(b, "add", c(1), th));
-      Value* du = op2(b, "mul", c(0.7978845608028654), op2(b, "add", c(1), op2(b, "mul", c(3 * 0.044715), x2)));
-      Value* right = op2(b, "mul", op2(b, "mul", c(0.5), x), op2(b, "mul", op2(b, "sub", c(1), op2(b, "mul", th, th)), du));
+      Value* du = op2(b, "mul", c(0.7978845608028654),
+                      op2(b, "add", c(1), op2(b, "mul", c(3 * 0.044715), x2)));
+      Value* right = op2(b, "mul", op2(b, "mul", c(0.5), x),
+                         op2(b, "mul", op2(b, "sub", c(1), op2(b, "mul", th, th)), du));
       dydx = op2(b, "add", left, right);
     } else {
       // y = x Phi(x): dy/dx = Phi(x) + x phi(x)
-      Value* phiCdf = op2(b, "mul", c(0.5), op2(b, "add", c(1), op1(b, "erf", op2(b, "mul", x, c(0.7071067811865476)))));
-      Value* pdf = op2(b, "mul", c(0.3989422804014327), op1(b, "exp", op2(b, "mul", c(-0.5), op2(b, "mul", x, x))));
+      Value* phiCdf =
+          op2(b, "mul", c(0.5),
+              op2(b, "add", c(1), op1(b, "erf", op2(b, "mul", x, c(0.7071067811865476)))));
+      Value* pdf = op2(b, "mul", c(0.3989422804014327),
+                       op1(b, "exp", op2(b, "mul", c(-0.5), op2(b, "mul", x, x))));
       dydx = op2(b, "add", phiCdf, op2(b, "mul", x, pdf));
     }
     return std::vector<Value*>{op2(b, "mul", g, dydx)};
@@ -246,7 +269,8 @@ std::vector<T> zipBroadcast(const Shape& out, const Shape& as, const std::vector
                             const Shape& bs, const std::vector<T>& b, F f) {
   std::vector<T> r(static_cast<size_t>(numel(out)));
   if (as == out && bs == out) {
-    for (size_t i = 0; i < r.size(); ++i) r[i] = f(a[i], b[i]);
+    for (size_t i = 0; i < r.size(); ++i)
+      r[i] = f(a[i], b[i]);
     return r;
   }
   auto ia = broadcastIndexMap(out, as), ib = broadcastIndexMap(out, bs);
@@ -278,8 +302,12 @@ int64_t truncDiv(int64_t a, int64_t b) {
   return a / b;
 }
 // NaN-propagating max/min, as PyTorch's maximum/minimum.
-double fmaxNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
-double fminNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
+double fmaxNan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+}
+double fminNan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+}
 
 const BinaryFn kBinary[] = {
     {"add", "a + b", Domain::Numeric, [](double a, double b) { return a + b; }, wrapAdd},
@@ -299,7 +327,8 @@ const BinaryFn kBinary[] = {
 };
 
 // d/da and d/db of y = f(a, b) before summing back over broadcast dims.
-std::vector<Value*> binaryGrad(Builder& b, std::string_view name, Value* x, Value* y, Value* out, Value* g) {
+std::vector<Value*> binaryGrad(Builder& b, std::string_view name, Value* x, Value* y, Value* out,
+                               Value* g) {
   DType t = x->type().dtype;
   if (name == "add") return {g, g};
   if (name == "sub") return {g, op1(b, "neg", g)};
@@ -308,7 +337,8 @@ std::vector<Value*> binaryGrad(Builder& b, std::string_view name, Value* x, Valu
     return {op2(b, "div", g, y), op1(b, "neg", op2(b, "div", op2(b, "mul", g, out), y))};
   if (name == "pow") {
     // d/da = b a^(b-1); d/db = y ln a, taken as 0 where a == 0 (as PyTorch does).
-    Value* da = op2(b, "mul", g, op2(b, "mul", y, op2(b, "pow", x, op2(b, "sub", y, scalar(b, t, 1)))));
+    Value* da =
+        op2(b, "mul", g, op2(b, "mul", y, op2(b, "pow", x, op2(b, "sub", y, scalar(b, t, 1)))));
     Value* lnx = op1(b, "log", x);
     Value* db = op2(b, "mul", g, op2(b, "mul", out, lnx));
     Value* zero = scalar(b, t, 0);
@@ -350,8 +380,10 @@ void registerBinary(OpRegistry& r, const BinaryFn& bf) {
         const Shape& s = a.op.result(0)->type().shape;
         return v->type().shape == s ? v : a.b.value("broadcast", {v}, {{"shape", s}});
       };
-      std::vector<Value*> gs = binaryGrad(a.b, name, full(x), full(y), a.op.result(0), gradOrZero(a, 0));
-      return std::vector<Value*>{sumToShape(a.b, gs[0], x->type().shape), sumToShape(a.b, gs[1], y->type().shape)};
+      std::vector<Value*> gs =
+          binaryGrad(a.b, name, full(x), full(y), a.op.result(0), gradOrZero(a, 0));
+      return std::vector<Value*>{sumToShape(a.b, gs[0], x->type().shape),
+                                 sumToShape(a.b, gs[1], y->type().shape)};
     };
   d.shardingRule = elementwiseRule;
   r.add(std::move(d));
@@ -378,8 +410,7 @@ void registerCompare(OpRegistry& r) {
       return "attribute 'direction' must be one of eq, ne, lt, le, gt, ge; got \"" + dir + "\"";
     const TensorType &a = sig.operands[0], &b = sig.operands[1];
     if (a.dtype != b.dtype)
-      return "compare operands must have the same element type, got " + a.str() + " and " +
-             b.str();
+      return "compare operands must have the same element type, got " + a.str() + " and " + b.str();
     Shape out;
     std::string err = broadcastShapes(a.shape, b.shape, out);
     if (!err.empty()) return err;
@@ -415,8 +446,7 @@ void registerWhere(OpRegistry& r) {
     const TensorType &c = sig.operands[0], &a = sig.operands[1], &b = sig.operands[2];
     if (c.dtype != DType::I1) return "where condition must be i1, got " + c.str();
     if (a.dtype != b.dtype)
-      return "where operands must have the same element type, got " + a.str() + " and " +
-             b.str();
+      return "where operands must have the same element type, got " + a.str() + " and " + b.str();
     Shape ab, out;
     std::string err = broadcastShapes(a.shape, b.shape, ab);
     if (err.empty()) err = broadcastShapes(c.shape, ab, out);
@@ -443,9 +473,9 @@ void registerWhere(OpRegistry& r) {
     Value *c = a.op.operand(0), *g = gradOrZero(a, 0);
     if (!isFloat(g->type().dtype)) return std::vector<Value*>{nullptr, nullptr, nullptr};
     Value* zero = zeros(a.b, g->type());
-    return std::vector<Value*>{nullptr,
-                               sumToShape(a.b, select(a.b, c, g, zero), a.op.operand(1)->type().shape),
-                               sumToShape(a.b, select(a.b, c, zero, g), a.op.operand(2)->type().shape)};
+    return std::vector<Value*>{
+        nullptr, sumToShape(a.b, select(a.b, c, g, zero), a.op.operand(1)->type().shape),
+        sumToShape(a.b, select(a.b, c, zero, g), a.op.operand(2)->type().shape)};
   };
   d.shardingRule = elementwiseRule;
   r.add(std::move(d));
@@ -465,9 +495,12 @@ void registerCast(OpRegistry& r) {
     const Tensor& x = *a.inputs[0];
     Tensor out(a.resultTypes[0]);
     for (int64_t i = 0; i < x.numel(); ++i) {
-      if (isFloat(out.dtype())) out.setDouble(i, x.getDouble(i));
-      else if (isFloat(x.dtype()) && isBool(out.dtype())) out.setInt(i, x.getDouble(i) != 0.0);
-      else out.setInt(i, x.getInt(i));
+      if (isFloat(out.dtype()))
+        out.setDouble(i, x.getDouble(i));
+      else if (isFloat(x.dtype()) && isBool(out.dtype()))
+        out.setInt(i, x.getDouble(i) != 0.0);
+      else
+        out.setInt(i, x.getInt(i));
     }
     return std::vector<Tensor>{std::move(out)};
   };
@@ -483,9 +516,11 @@ void registerCast(OpRegistry& r) {
 } // namespace
 
 void registerElementwiseOps(OpRegistry& r) {
-  for (const UnaryFn& u : kUnary) registerUnary(r, u);
+  for (const UnaryFn& u : kUnary)
+    registerUnary(r, u);
   registerGelu(r);
-  for (const BinaryFn& b : kBinary) registerBinary(r, b);
+  for (const BinaryFn& b : kBinary)
+    registerBinary(r, b);
   registerCompare(r);
   registerWhere(r);
   registerCast(r);

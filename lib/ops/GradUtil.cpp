@@ -27,7 +27,8 @@ Value* sumToShape(Builder& b, Value* g, const Shape& target) {
 
 Value* broadcastBack(Builder& b, Value* v, const std::vector<int64_t>& axes, const Shape& shape) {
   Shape kept = shape;
-  for (int64_t a : axes) kept[static_cast<size_t>(a)] = 1;
+  for (int64_t a : axes)
+    kept[static_cast<size_t>(a)] = 1;
   Value* r = v->type().shape == kept ? v : b.value("reshape", {v}, {{"shape", kept}});
   return r->type().shape == shape ? r : b.value("broadcast", {r}, {{"shape", shape}});
 }

@@ -19,8 +19,12 @@ ShardingRule gatherLikeRule(const Shape& table, const Shape& idx, int64_t axis, 
   ShardingRule rule;
   ShardingRule::Dims tableDims, idxDims, wide;
   for (size_t d = 0; d < table.size(); ++d)
-    tableDims.push_back({rule.addFactor(table[d], static_cast<int64_t>(d) == axis ? FactorKind::NeedReplication : FactorKind::PassThrough)});
-  for (int64_t n : idx) idxDims.push_back({rule.addFactor(n, scatter ? FactorKind::Reduction : FactorKind::PassThrough)});
+    tableDims.push_back(
+        {rule.addFactor(table[d], static_cast<int64_t>(d) == axis ? FactorKind::NeedReplication
+                                                                  : FactorKind::PassThrough)});
+  for (int64_t n : idx)
+    idxDims.push_back(
+        {rule.addFactor(n, scatter ? FactorKind::Reduction : FactorKind::PassThrough)});
   wide.insert(wide.end(), tableDims.begin(), tableDims.begin() + axis);
   wide.insert(wide.end(), idxDims.begin(), idxDims.end());
   wide.insert(wide.end(), tableDims.begin() + axis + 1, tableDims.end());
@@ -91,7 +95,9 @@ void registerIota(OpRegistry& r) {
     int64_t axis = *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank());
     ShardingRule::Dims dims;
     for (int64_t i = 0; i < res[0].rank(); ++i)
-      dims.push_back({rule.addFactor(res[0].shape[static_cast<size_t>(i)], i == axis ? FactorKind::NeedReplication : FactorKind::PassThrough)});
+      dims.push_back(
+          {rule.addFactor(res[0].shape[static_cast<size_t>(i)],
+                          i == axis ? FactorKind::NeedReplication : FactorKind::PassThrough)});
     rule.results = {dims};
     return rule;
   };
@@ -122,8 +128,10 @@ void registerGather(OpRegistry& r) {
     const Tensor &x = *a.inputs[0], &idx = *a.inputs[1];
     int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), x.type().rank());
     int64_t outer = 1, inner = 1, n = x.shape()[static_cast<size_t>(axis)];
-    for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[static_cast<size_t>(i)];
-    for (size_t i = static_cast<size_t>(axis) + 1; i < x.shape().size(); ++i) inner *= x.shape()[i];
+    for (int64_t i = 0; i < axis; ++i)
+      outer *= x.shape()[static_cast<size_t>(i)];
+    for (size_t i = static_cast<size_t>(axis) + 1; i < x.shape().size(); ++i)
+      inner *= x.shape()[i];
     size_t es = dtypeSize(x.dtype()), row = static_cast<size_t>(inner) * es;
     Tensor out(a.resultTypes[0]);
     int64_t k = idx.numel();
@@ -151,7 +159,8 @@ void registerGather(OpRegistry& r) {
   // data[:axis] and data[axis+1:] pass through to the result, as do the index dims; the
   // gathered axis itself needs replication (any row may be picked).
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>&) {
-    return gatherLikeRule(sig.operands[0].shape, sig.operands[1].shape, *normalizeAxis(sig.attrs.getInt("axis"), sig.operands[0].rank()), false);
+    return gatherLikeRule(sig.operands[0].shape, sig.operands[1].shape,
+                          *normalizeAxis(sig.attrs.getInt("axis"), sig.operands[0].rank()), false);
   };
   r.add(std::move(d));
 }
@@ -167,7 +176,8 @@ void registerScatterAdd(OpRegistry& r) {
     const TensorType &idx = sig.operands[0], &upd = sig.operands[1];
     const auto& shape = sig.attrs.getInts("shape");
     if (!isInteger(idx.dtype)) return "scatter_add indices must be i32 or i64, got " + idx.str();
-    if (!checkedNumel(shape)) return "shape " + shapeStr(shape) + " has a negative or too large dimension";
+    if (!checkedNumel(shape))
+      return "shape " + shapeStr(shape) + " has a negative or too large dimension";
     int64_t axis;
     std::string err = axisAttr(sig, "axis", static_cast<int64_t>(shape.size()), axis);
     if (!err.empty()) return err;
@@ -175,21 +185,28 @@ void registerScatterAdd(OpRegistry& r) {
     want.insert(want.end(), idx.shape.begin(), idx.shape.end());
     want.insert(want.end(), shape.begin() + axis + 1, shape.end());
     if (upd.shape != want)
-      return "updates must have shape " + shapeStr(want) + " for indices " + idx.str() + ", got " + upd.str();
+      return "updates must have shape " + shapeStr(want) + " for indices " + idx.str() + ", got " +
+             upd.str();
     res = {TensorType{upd.dtype, shape}};
     return std::string();
   };
-  d.flops = [](const OpSig& sig, const std::vector<TensorType>&) { return numelD(sig.operands[1]); };
+  d.flops = [](const OpSig& sig, const std::vector<TensorType>&) {
+    return numelD(sig.operands[1]);
+  };
   d.kernel = [](const KernelArgs& a) {
     const Tensor &idx = *a.inputs[0], &upd = *a.inputs[1];
     const TensorType& rt = a.resultTypes[0];
     int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), rt.rank());
     int64_t outer = 1, inner = 1, n = rt.shape[static_cast<size_t>(axis)], k = idx.numel();
-    for (int64_t i = 0; i < axis; ++i) outer *= rt.shape[static_cast<size_t>(i)];
-    for (size_t i = static_cast<size_t>(axis) + 1; i < rt.shape.size(); ++i) inner *= rt.shape[i];
+    for (int64_t i = 0; i < axis; ++i)
+      outer *= rt.shape[static_cast<size_t>(i)];
+    for (size_t i = static_cast<size_t>(axis) + 1; i < rt.shape.size(); ++i)
+      inner *= rt.shape[i];
     bool fl = isFloat(rt.dtype);
-    std::vector<double> outF(fl ? static_cast<size_t>(rt.numel()) : 0), u = fl ? upd.toDoubles() : std::vector<double>();
-    std::vector<int64_t> outI(fl ? 0 : static_cast<size_t>(rt.numel())), ui = fl ? std::vector<int64_t>() : upd.toInts();
+    std::vector<double> outF(fl ? static_cast<size_t>(rt.numel()) : 0),
+        u = fl ? upd.toDoubles() : std::vector<double>();
+    std::vector<int64_t> outI(fl ? 0 : static_cast<size_t>(rt.numel())),
+        ui = fl ? std::vector<int64_t>() : upd.toInts();
     for (int64_t j = 0; j < k; ++j) {
       int64_t i = idx.getInt(j);
       if (i < -n || i >= n)
@@ -198,9 +215,12 @@ void registerScatterAdd(OpRegistry& r) {
       if (i < 0) i += n;
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t e = 0; e < inner; ++e) {
-          size_t dst = static_cast<size_t>((o * n + i) * inner + e), src = static_cast<size_t>((o * k + j) * inner + e);
-          if (fl) outF[dst] += u[src];
-          else outI[dst] += ui[src];
+          size_t dst = static_cast<size_t>((o * n + i) * inner + e),
+                 src = static_cast<size_t>((o * k + j) * inner + e);
+          if (fl)
+            outF[dst] += u[src];
+          else
+            outI[dst] += ui[src];
         }
     }
     return std::vector<Tensor>{fl ? Tensor::fromDoubles(rt, outF) : Tensor::fromInts(rt, outI)};
@@ -212,7 +232,8 @@ void registerScatterAdd(OpRegistry& r) {
   // The transpose of gather's rule; updates summed into one row make the index dims
   // reductions.
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    return gatherLikeRule(res[0].shape, sig.operands[0].shape, *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()), true);
+    return gatherLikeRule(res[0].shape, sig.operands[0].shape,
+                          *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()), true);
   };
   r.add(std::move(d));
 }

@@ -19,8 +19,8 @@ std::string matmulRule(const OpSig& sig, std::vector<TensorType>& res) {
     return "matmul operands must have rank >= 2, got " + a.str() + " and " + b.str();
   int64_t k = a.shape.back(), k2 = b.shape[b.shape.size() - 2];
   if (k != k2)
-    return "matmul contracting dimensions differ: " + a.str() + " has " + std::to_string(k) +
-           ", " + b.str() + " has " + std::to_string(k2);
+    return "matmul contracting dimensions differ: " + a.str() + " has " + std::to_string(k) + ", " +
+           b.str() + " has " + std::to_string(k2);
   Shape ab(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2), out;
   std::string err = broadcastShapes(ab, bb, out);
   if (!err.empty()) return "matmul batch dimensions: " + err;
@@ -53,7 +53,8 @@ std::vector<T> matmulKernel(const Shape& as, const std::vector<T>& a, const Shap
         T av = pa[i * k + p];
         const T* rowb = pb + p * n;
         T* rowc = pc + i * n;
-        for (int64_t j = 0; j < n; ++j) rowc[j] += av * rowb[j];
+        for (int64_t j = 0; j < n; ++j)
+          rowc[j] += av * rowb[j];
       }
   }
   return c;
@@ -62,7 +63,8 @@ std::vector<T> matmulKernel(const Shape& as, const std::vector<T>& a, const Shap
 // Swaps the last two dims.
 Value* transposeLast2(Builder& b, Value* v) {
   std::vector<int64_t> perm;
-  for (int64_t i = 0; i < v->type().rank(); ++i) perm.push_back(i);
+  for (int64_t i = 0; i < v->type().rank(); ++i)
+    perm.push_back(i);
   std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
   return b.value("transpose", {v}, {{"perm", perm}});
 }
@@ -91,8 +93,8 @@ void registerMatmulOps(OpRegistry& r) {
     if (isFloat(a.dtype()))
       return std::vector<Tensor>{Tensor::fromDoubles(
           rt, matmulKernel(a.shape(), a.toDoubles(), b.shape(), b.toDoubles(), rt.shape))};
-    return std::vector<Tensor>{Tensor::fromInts(
-        rt, matmulKernel(a.shape(), a.toInts(), b.shape(), b.toInts(), rt.shape))};
+    return std::vector<Tensor>{
+        Tensor::fromInts(rt, matmulKernel(a.shape(), a.toInts(), b.shape(), b.toInts(), rt.shape))};
   };
   d.gradient = matmulGrad;
   // ([..b, i, k], [..b, k, j]) -> ([..b, i, j]) reduction={k}; broadcast batch dims get no factor.
@@ -106,7 +108,8 @@ void registerMatmulOps(OpRegistry& r) {
     auto operand = [&](const Shape& s, int a, int b) {
       ShardingRule::Dims dims;
       size_t off = batch - (s.size() - 2);
-      for (size_t d = 0; d + 2 < s.size(); ++d) dims.push_back(s[d] == out[off + d] ? outDims[off + d] : std::vector<int>{});
+      for (size_t d = 0; d + 2 < s.size(); ++d)
+        dims.push_back(s[d] == out[off + d] ? outDims[off + d] : std::vector<int>{});
       dims.push_back({a});
       dims.push_back({b});
       return dims;

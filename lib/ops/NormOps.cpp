@@ -14,9 +14,11 @@ using namespace ops;
 // Splits `shape` around `axis` into outer x n x inner.
 void splitAround(const Shape& shape, int64_t axis, int64_t& outer, int64_t& n, int64_t& inner) {
   outer = inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= shape[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= shape[static_cast<size_t>(i)];
   n = shape[static_cast<size_t>(axis)];
-  for (size_t i = static_cast<size_t>(axis) + 1; i < shape.size(); ++i) inner *= shape[i];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < shape.size(); ++i)
+    inner *= shape[i];
 }
 
 // softmax: dx = y (g - sum(g y)); log_softmax: dx = g - e^y sum(g), along the axis.
@@ -43,7 +45,8 @@ std::vector<Value*> layerNormGrad(const GradArgs& a) {
   const TensorType& t = x->type();
   int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), t.rank());
   std::vector<int64_t> norm, lead;
-  for (int64_t i = 0; i < t.rank(); ++i) (i < axis ? lead : norm).push_back(i);
+  for (int64_t i = 0; i < t.rank(); ++i)
+    (i < axis ? lead : norm).push_back(i);
   AttrDict mean{{"axes", norm}, {"keepdims", true}};
   auto full = [&](Value* v) { return b.value("broadcast", {v}, {{"shape", t.shape}}); };
   Value* mu = full(b.value("reduce_mean", {x}, mean));
@@ -56,7 +59,8 @@ std::vector<Value*> layerNormGrad(const GradArgs& a) {
   Value* dxhat = n > 1 ? b.value("mul", {g, a.op.operand(1)}) : g;
   Value* m1 = full(b.value("reduce_mean", {dxhat}, mean));
   Value* m2 = full(b.value("reduce_mean", {b.value("mul", {dxhat, xhat})}, mean));
-  Value* dx = b.value("mul", {rstd, b.value("sub", {b.value("sub", {dxhat, m1}), b.value("mul", {xhat, m2})})});
+  Value* dx = b.value(
+      "mul", {rstd, b.value("sub", {b.value("sub", {dxhat, m1}), b.value("mul", {xhat, m2})})});
   std::vector<Value*> out{dx};
   AttrDict overLead{{"axes", lead}, {"keepdims", false}};
   auto sumLead = [&](Value* v) { return lead.empty() ? v : b.value("reduce_sum", {v}, overLead); };
@@ -72,7 +76,8 @@ void registerSoftmax(OpRegistry& r, const char* name, bool logForm) {
   d.attrs = {{"axis", AttrKind::Int, Attr(-1)}};
   d.inferTypes = [name](const OpSig& sig, std::vector<TensorType>& res) {
     const TensorType& x = sig.operands[0];
-    if (!isFloat(x.dtype)) return std::string(name) + " needs a floating-point operand, got " + x.str();
+    if (!isFloat(x.dtype))
+      return std::string(name) + " needs a floating-point operand, got " + x.str();
     int64_t axis;
     std::string err = axisAttr(sig, "axis", x.rank(), axis);
     if (!err.empty()) return err;
@@ -88,11 +93,15 @@ void registerSoftmax(OpRegistry& r, const char* name, bool logForm) {
     std::vector<double> v = x.toDoubles();
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
-        auto at = [&](int64_t j) -> double& { return v[static_cast<size_t>((o * n + j) * inner + in)]; };
+        auto at = [&](int64_t j) -> double& {
+          return v[static_cast<size_t>((o * n + j) * inner + in)];
+        };
         double mx = -INFINITY;
-        for (int64_t j = 0; j < n; ++j) mx = std::max(mx, at(j));
+        for (int64_t j = 0; j < n; ++j)
+          mx = std::max(mx, at(j));
         double sum = 0;
-        for (int64_t j = 0; j < n; ++j) sum += std::exp(at(j) - mx);
+        for (int64_t j = 0; j < n; ++j)
+          sum += std::exp(at(j) - mx);
         for (int64_t j = 0; j < n; ++j)
           at(j) = logForm ? at(j) - mx - std::log(sum) : std::exp(at(j) - mx) / sum;
       }
@@ -105,7 +114,9 @@ void registerSoftmax(OpRegistry& r, const char* name, bool logForm) {
     ShardingRule rule;
     ShardingRule::Dims dims;
     for (int64_t d = 0; d < x.rank(); ++d)
-      dims.push_back({rule.addFactor(x.shape[static_cast<size_t>(d)], d == axis ? FactorKind::NeedReplication : FactorKind::PassThrough)});
+      dims.push_back(
+          {rule.addFactor(x.shape[static_cast<size_t>(d)],
+                          d == axis ? FactorKind::NeedReplication : FactorKind::PassThrough)});
     rule.operands = {dims};
     rule.results = {dims};
     return rule;
@@ -140,7 +151,8 @@ void registerLayerNorm(OpRegistry& r) {
     const Tensor& x = *a.inputs[0];
     int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), x.type().rank());
     int64_t inner = 1;
-    for (size_t i = static_cast<size_t>(axis); i < x.shape().size(); ++i) inner *= x.shape()[i];
+    for (size_t i = static_cast<size_t>(axis); i < x.shape().size(); ++i)
+      inner *= x.shape()[i];
     int64_t outer = inner ? x.numel() / inner : 0;
     double eps = a.attrs.getFloat("epsilon");
     std::vector<double> v = x.toDoubles();
@@ -150,9 +162,11 @@ void registerLayerNorm(OpRegistry& r) {
     for (int64_t o = 0; o < outer; ++o) {
       double* row = v.data() + o * inner;
       double mean = 0, var = 0;
-      for (int64_t j = 0; j < inner; ++j) mean += row[j];
+      for (int64_t j = 0; j < inner; ++j)
+        mean += row[j];
       mean /= static_cast<double>(inner);
-      for (int64_t j = 0; j < inner; ++j) var += (row[j] - mean) * (row[j] - mean);
+      for (int64_t j = 0; j < inner; ++j)
+        var += (row[j] - mean) * (row[j] - mean);
       var /= static_cast<double>(inner);
       double inv = 1.0 / std::sqrt(var + eps);
       for (int64_t j = 0; j < inner; ++j) {
@@ -173,12 +187,14 @@ void registerLayerNorm(OpRegistry& r) {
     ShardingRule rule;
     ShardingRule::Dims dims, norm;
     for (int64_t d = 0; d < x.rank(); ++d) {
-      int f = rule.addFactor(x.shape[static_cast<size_t>(d)], d < axis ? FactorKind::PassThrough : FactorKind::NeedReplication);
+      int f = rule.addFactor(x.shape[static_cast<size_t>(d)],
+                             d < axis ? FactorKind::PassThrough : FactorKind::NeedReplication);
       dims.push_back({f});
       if (d >= axis) norm.push_back({f});
     }
     rule.operands = {dims};
-    for (size_t i = 1; i < sig.operands.size(); ++i) rule.operands.push_back(norm);
+    for (size_t i = 1; i < sig.operands.size(); ++i)
+      rule.operands.push_back(norm);
     rule.results = {dims};
     return rule;
   };

@@ -13,8 +13,10 @@ double OpDef::flopCount(const OpSig& sig, const std::vector<TensorType>& results
 double OpDef::byteCount(const OpSig& sig, const std::vector<TensorType>& results) const {
   if (bytes) return bytes(sig, results);
   double b = 0;
-  for (const auto& t : sig.operands) b += static_cast<double>(t.bytes());
-  for (const auto& t : results) b += static_cast<double>(t.bytes());
+  for (const auto& t : sig.operands)
+    b += static_cast<double>(t.bytes());
+  for (const auto& t : results)
+    b += static_cast<double>(t.bytes());
   return b;
 }
 
@@ -50,18 +52,17 @@ std::string checkOp(const OpDef& def, const std::vector<TensorType>& operands, A
                     std::vector<TensorType>& results) {
   int n = static_cast<int>(operands.size());
   if (n < def.minOperands || (def.maxOperands >= 0 && n > def.maxOperands)) {
-    std::string want = def.minOperands == def.maxOperands
-                           ? std::to_string(def.minOperands)
-                           : def.maxOperands < 0
-                                 ? "at least " + std::to_string(def.minOperands)
-                                 : std::to_string(def.minOperands) + " to " +
-                                       std::to_string(def.maxOperands);
+    std::string want = def.minOperands == def.maxOperands ? std::to_string(def.minOperands)
+                       : def.maxOperands < 0 ? "at least " + std::to_string(def.minOperands)
+                                             : std::to_string(def.minOperands) + " to " +
+                                                   std::to_string(def.maxOperands);
     bool one = want == "1" || want == "at least 1";
     return "expects " + want + " operand" + (one ? "" : "s") + ", got " + std::to_string(n);
   }
   for (const auto& [name, value] : attrs.entries()) {
     bool known = false;
-    for (const auto& spec : def.attrs) known |= spec.name == name;
+    for (const auto& spec : def.attrs)
+      known |= spec.name == name;
     if (!known) return "has no attribute '" + name + "'";
   }
   for (const auto& spec : def.attrs) {

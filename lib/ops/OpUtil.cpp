@@ -20,7 +20,8 @@ std::string broadcastShapes(const Shape& a, const Shape& b, Shape& out) {
 
 std::vector<int64_t> rowMajorStrides(const Shape& shape) {
   std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  for (size_t i = shape.size(); i-- > 1;)
+    s[i - 1] = s[i] * shape[i];
   return s;
 }
 
@@ -30,7 +31,8 @@ std::vector<int64_t> broadcastIndexMap(const Shape& out, const Shape& in) {
   size_t r = out.size(), off = r - in.size();
   // Stride of each output dimension in the input; 0 where the input broadcasts.
   std::vector<int64_t> inStrides = rowMajorStrides(in), strides(r, 0);
-  for (size_t i = off; i < r; ++i) strides[i] = in[i - off] == 1 ? 0 : inStrides[i - off];
+  for (size_t i = off; i < r; ++i)
+    strides[i] = in[i - off] == 1 ? 0 : inStrides[i - off];
   std::vector<int64_t> idx(r, 0);
   int64_t pos = 0;
   for (int64_t k = 0; k < n; ++k) {
@@ -55,8 +57,7 @@ std::string axisAttr(const OpSig& sig, const char* name, int64_t rank, int64_t& 
   return "";
 }
 
-std::string axesAttr(const OpSig& sig, const char* name, int64_t rank,
-                     std::vector<int64_t>& axes) {
+std::string axesAttr(const OpSig& sig, const char* name, int64_t rank, std::vector<int64_t>& axes) {
   axes.clear();
   for (int64_t a : sig.attrs.getInts(name)) {
     auto n = normalizeAxis(a, rank);
@@ -73,13 +74,15 @@ std::string axesAttr(const OpSig& sig, const char* name, int64_t rank,
 
 std::string typeList(const std::vector<TensorType>& types) {
   std::string s;
-  for (size_t i = 0; i < types.size(); ++i) s += (i ? ", " : "") + types[i].str();
+  for (size_t i = 0; i < types.size(); ++i)
+    s += (i ? ", " : "") + types[i].str();
   return s;
 }
 
 ShardingRule::Dims newDims(ShardingRule& rule, const Shape& shape, FactorKind kind) {
   ShardingRule::Dims dims;
-  for (int64_t d : shape) dims.push_back({rule.addFactor(d, kind)});
+  for (int64_t d : shape)
+    dims.push_back({rule.addFactor(d, kind)});
   return dims;
 }
 
@@ -95,19 +98,22 @@ ShardingRule elementwiseRule(const OpSig& sig, const std::vector<TensorType>& re
     rule.operands.push_back(dims);
   }
   rule.results = {outDims};
-  for (size_t r = 1; r < results.size(); ++r) rule.results.push_back(outDims);
+  for (size_t r = 1; r < results.size(); ++r)
+    rule.results.push_back(outDims);
   return rule;
 }
 
-void reshapeFactors(ShardingRule& rule, const Shape& in, const Shape& out, ShardingRule::Dims& inDims,
-                    ShardingRule::Dims& outDims) {
+void reshapeFactors(ShardingRule& rule, const Shape& in, const Shape& out,
+                    ShardingRule::Dims& inDims, ShardingRule::Dims& outDims) {
   inDims.assign(in.size(), {});
   outDims.assign(out.size(), {});
   size_t i = 0, j = 0;
   int64_t ra = 0, rb = 0; // what is left of in[i] and out[j]
   auto skipOnes = [&] {
-    while (i < in.size() && ra == 0) ra = in[i] == 1 ? (++i, 0) : in[i];
-    while (j < out.size() && rb == 0) rb = out[j] == 1 ? (++j, 0) : out[j];
+    while (i < in.size() && ra == 0)
+      ra = in[i] == 1 ? (++i, 0) : in[i];
+    while (j < out.size() && rb == 0)
+      rb = out[j] == 1 ? (++j, 0) : out[j];
   };
   skipOnes();
   while (i < in.size() && j < out.size()) {
@@ -123,9 +129,11 @@ void reshapeFactors(ShardingRule& rule, const Shape& in, const Shape& out, Shard
     skipOnes();
   }
   for (; i < in.size(); ++i, ra = 0)
-    if (in[i] != 1) inDims[i].push_back(rule.addFactor(ra ? ra : in[i], FactorKind::NeedReplication));
+    if (in[i] != 1)
+      inDims[i].push_back(rule.addFactor(ra ? ra : in[i], FactorKind::NeedReplication));
   for (; j < out.size(); ++j, rb = 0)
-    if (out[j] != 1) outDims[j].push_back(rule.addFactor(rb ? rb : out[j], FactorKind::NeedReplication));
+    if (out[j] != 1)
+      outDims[j].push_back(rule.addFactor(rb ? rb : out[j], FactorKind::NeedReplication));
 }
 
 CostFn flopsPerResultElement(double perElement) {

@@ -25,7 +25,9 @@ std::string axesAttr(const OpSig& sig, const char* name, int64_t rank, std::vect
 
 std::string typeList(const std::vector<TensorType>& types);
 
-inline double numelD(const TensorType& t) { return static_cast<double>(t.numel()); }
+inline double numelD(const TensorType& t) {
+  return static_cast<double>(t.numel());
+}
 
 // Cost formula: `perElement` flops for every element of result 0.
 CostFn flopsPerResultElement(double perElement);
@@ -34,10 +36,11 @@ CostFn flopsPerResultElement(double perElement);
 // one factor per result dimension; an operand dimension broadcast from size 1 has none.
 ShardingRule elementwiseRule(const OpSig& sig, const std::vector<TensorType>& results);
 // One pass-through factor per dimension of `t`, appended to `rule`; returns the dims.
-ShardingRule::Dims newDims(ShardingRule& rule, const Shape& shape, FactorKind kind = FactorKind::PassThrough);
+ShardingRule::Dims newDims(ShardingRule& rule, const Shape& shape,
+                           FactorKind kind = FactorKind::PassThrough);
 // Factors for a reshape from `in` to `out`: dims that split or merge evenly share factors;
 // where sizes do not factor against each other, the dims involved need replication.
-void reshapeFactors(ShardingRule& rule, const Shape& in, const Shape& out, ShardingRule::Dims& inDims,
-                    ShardingRule::Dims& outDims);
+void reshapeFactors(ShardingRule& rule, const Shape& in, const Shape& out,
+                    ShardingRule::Dims& inDims, ShardingRule::Dims& outDims);
 
 } // namespace shardc::ops

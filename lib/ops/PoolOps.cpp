@@ -74,10 +74,13 @@ ShardingRule poolRule(const OpSig& sig, const std::vector<TensorType>& res) {
   const Shape& ref = res[0].shape;
   int n = rule.addFactor(ref[0]), c = rule.addFactor(ref[1]);
   auto dims = [&](const TensorType& t) {
-    return ShardingRule::Dims{{n}, {c}, {rule.addFactor(t.shape[2], FactorKind::NeedReplication)},
+    return ShardingRule::Dims{{n},
+                              {c},
+                              {rule.addFactor(t.shape[2], FactorKind::NeedReplication)},
                               {rule.addFactor(t.shape[3], FactorKind::NeedReplication)}};
   };
-  for (const TensorType& t : sig.operands) rule.operands.push_back(dims(t));
+  for (const TensorType& t : sig.operands)
+    rule.operands.push_back(dims(t));
   rule.results = {dims(res[0])};
   return rule;
 }

@@ -20,8 +20,10 @@ Shape reducedShape(const Shape& shape, const std::vector<int64_t>& axes, bool ke
   Shape out;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
     bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
-    if (!reduced) out.push_back(shape[static_cast<size_t>(i)]);
-    else if (keepdims) out.push_back(1);
+    if (!reduced)
+      out.push_back(shape[static_cast<size_t>(i)]);
+    else if (keepdims)
+      out.push_back(1);
   }
   return out;
 }
@@ -44,29 +46,34 @@ std::vector<T> reduce(Kind kind, const Shape& shape, const std::vector<int64_t>&
                       const std::vector<T>& x) {
   Shape kept = reducedShape(shape, axes, true);
   auto map = broadcastIndexMap(shape, kept);
-  T init = kind == Kind::Max   ? (std::numeric_limits<T>::has_infinity
-                                     ? -std::numeric_limits<T>::infinity()
-                                     : std::numeric_limits<T>::lowest())
-           : kind == Kind::Min ? (std::numeric_limits<T>::has_infinity
-                                     ? std::numeric_limits<T>::infinity()
-                                     : std::numeric_limits<T>::max())
-                               : T(0);
+  T init = kind == Kind::Max
+               ? (std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                       : std::numeric_limits<T>::lowest())
+           : kind == Kind::Min
+               ? (std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                       : std::numeric_limits<T>::max())
+               : T(0);
   std::vector<T> out(static_cast<size_t>(numel(kept)), init);
   for (size_t i = 0; i < x.size(); ++i) {
     T& o = out[static_cast<size_t>(map[i])];
     T v = x[i];
-    if (kind == Kind::Sum || kind == Kind::Mean) o += v;
+    if (kind == Kind::Sum || kind == Kind::Mean)
+      o += v;
     else if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(v) || std::isnan(o)) o = NAN;
-      else o = kind == Kind::Max ? std::max(o, v) : std::min(o, v);
+      if (std::isnan(v) || std::isnan(o))
+        o = NAN;
+      else
+        o = kind == Kind::Max ? std::max(o, v) : std::min(o, v);
     } else {
       o = kind == Kind::Max ? std::max(o, v) : std::min(o, v);
     }
   }
   if (kind == Kind::Mean) {
     int64_t count = 1;
-    for (int64_t a : axes) count *= shape[static_cast<size_t>(a)];
-    for (T& o : out) o /= static_cast<T>(count);
+    for (int64_t a : axes)
+      count *= shape[static_cast<size_t>(a)];
+    for (T& o : out)
+      o /= static_cast<T>(count);
   }
   return out;
 }
@@ -79,35 +86,43 @@ std::vector<Value*> reduceGrad(const GradArgs& a, Kind kind) {
   Builder& b = a.b;
   const Shape& shape = x->type().shape;
   std::vector<int64_t> axes;
-  for (int64_t ax : a.op.attrs().getInts("axes")) axes.push_back(*normalizeAxis(ax, x->type().rank()));
+  for (int64_t ax : a.op.attrs().getInts("axes"))
+    axes.push_back(*normalizeAxis(ax, x->type().rank()));
   Value* gb = broadcastBack(b, g, axes, shape);
   if (kind == Kind::Sum) return {gb};
   if (kind == Kind::Mean) {
     int64_t count = 1;
-    for (int64_t ax : axes) count *= shape[static_cast<size_t>(ax)];
+    for (int64_t ax : axes)
+      count *= shape[static_cast<size_t>(ax)];
     return {b.value("div", {gb, scalar(b, x->type().dtype, static_cast<double>(count))})};
   }
   Value* yb = broadcastBack(b, a.op.result(0), axes, shape);
-  Value* hit = b.value("cast", {b.value("compare", {x, yb}, {{"direction", "eq"}})}, {{"to", x->type().dtype}});
-  Value* count = broadcastBack(b, b.value("reduce_sum", {hit}, {{"axes", axes}, {"keepdims", true}}), axes, shape);
+  Value* hit = b.value("cast", {b.value("compare", {x, yb}, {{"direction", "eq"}})},
+                       {{"to", x->type().dtype}});
+  Value* count = broadcastBack(
+      b, b.value("reduce_sum", {hit}, {{"axes", axes}, {"keepdims", true}}), axes, shape);
   return {b.value("div", {b.value("mul", {gb, hit}), count})};
 }
 
 // Reduced dims get a factor of `kind` on the operand only (or on a kept size-1 dim).
-ShardingRule reductionRule(const OpSig& sig, const std::vector<TensorType>& res, const std::vector<int64_t>& axesAttr,
-                           FactorKind kind) {
+ShardingRule reductionRule(const OpSig& sig, const std::vector<TensorType>& res,
+                           const std::vector<int64_t>& axesAttr, FactorKind kind) {
   const TensorType& x = sig.operands[0];
   std::vector<int64_t> axes;
-  for (int64_t a : axesAttr) axes.push_back(*normalizeAxis(a, x.rank()));
+  for (int64_t a : axesAttr)
+    axes.push_back(*normalizeAxis(a, x.rank()));
   bool keep = res[0].rank() == x.rank();
   ShardingRule rule;
   ShardingRule::Dims in, out;
   for (int64_t d = 0; d < x.rank(); ++d) {
     bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
-    int f = rule.addFactor(x.shape[static_cast<size_t>(d)], reduced ? kind : FactorKind::PassThrough);
+    int f =
+        rule.addFactor(x.shape[static_cast<size_t>(d)], reduced ? kind : FactorKind::PassThrough);
     in.push_back({f});
-    if (!reduced) out.push_back({f});
-    else if (keep) out.push_back({});
+    if (!reduced)
+      out.push_back({f});
+    else if (keep)
+      out.push_back({});
   }
   rule.operands = {in};
   rule.results = {out};
@@ -167,8 +182,10 @@ void registerArgmax(OpRegistry& r) {
     const Tensor& x = *a.inputs[0];
     int64_t axis = *normalizeAxis(a.attrs.getInt("axis"), x.type().rank());
     int64_t n = x.shape()[static_cast<size_t>(axis)], outer = 1, inner = 1;
-    for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[static_cast<size_t>(i)];
-    for (int64_t i = axis + 1; i < x.type().rank(); ++i) inner *= x.shape()[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < axis; ++i)
+      outer *= x.shape()[static_cast<size_t>(i)];
+    for (int64_t i = axis + 1; i < x.type().rank(); ++i)
+      inner *= x.shape()[static_cast<size_t>(i)];
     std::vector<int64_t> out(static_cast<size_t>(outer * inner));
     // Integers compare as int64: above 2^53 distinct values can round to the same double.
     auto argmaxOf = [&](const auto& v) {
@@ -183,8 +200,10 @@ void registerArgmax(OpRegistry& r) {
           out[static_cast<size_t>(o * inner + in)] = best;
         }
     };
-    if (isFloat(x.dtype())) argmaxOf(x.toDoubles());
-    else argmaxOf(x.toInts());
+    if (isFloat(x.dtype()))
+      argmaxOf(x.toDoubles());
+    else
+      argmaxOf(x.toInts());
     return std::vector<Tensor>{Tensor::fromInts(a.resultTypes[0], out)};
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {

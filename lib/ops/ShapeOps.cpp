@@ -42,7 +42,8 @@ std::vector<int64_t> viewIndexMap(const Shape& outShape, const std::vector<int64
 }
 
 std::string checkShapeAttr(const std::vector<int64_t>& shape) {
-  if (!checkedNumel(shape)) return "shape " + shapeStr(shape) + " has a negative or too large dimension";
+  if (!checkedNumel(shape))
+    return "shape " + shapeStr(shape) + " has a negative or too large dimension";
   return "";
 }
 
@@ -61,7 +62,8 @@ void registerTranspose(OpRegistry& r) {
     Shape out;
     for (int64_t p : perm) {
       if (p < 0 || p >= x.rank() || seen[static_cast<size_t>(p)])
-        return "perm " + shapeStr(perm) + " is not a permutation of 0.." + std::to_string(x.rank() - 1);
+        return "perm " + shapeStr(perm) + " is not a permutation of 0.." +
+               std::to_string(x.rank() - 1);
       seen[static_cast<size_t>(p)] = true;
       out.push_back(x.shape[static_cast<size_t>(p)]);
     }
@@ -73,20 +75,23 @@ void registerTranspose(OpRegistry& r) {
     const auto& perm = a.attrs.getInts("perm");
     auto inStrides = rowMajorStrides(x.shape());
     std::vector<int64_t> strides;
-    for (int64_t p : perm) strides.push_back(inStrides[static_cast<size_t>(p)]);
+    for (int64_t p : perm)
+      strides.push_back(inStrides[static_cast<size_t>(p)]);
     const TensorType& rt = a.resultTypes[0];
     return std::vector<Tensor>{gatherElements(x, rt, viewIndexMap(rt.shape, strides, 0))};
   };
   d.gradient = [](const GradArgs& a) {
     const auto& perm = a.op.attrs().getInts("perm");
     std::vector<int64_t> inverse(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+    for (size_t i = 0; i < perm.size(); ++i)
+      inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
     return std::vector<Value*>{a.b.value("transpose", {gradOrZero(a, 0)}, {{"perm", inverse}})};
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>&) {
     ShardingRule rule;
     ShardingRule::Dims in = newDims(rule, sig.operands[0].shape), out;
-    for (int64_t p : sig.attrs.getInts("perm")) out.push_back(in[static_cast<size_t>(p)]);
+    for (int64_t p : sig.attrs.getInts("perm"))
+      out.push_back(in[static_cast<size_t>(p)]);
     rule.operands = {in};
     rule.results = {out};
     return rule;
@@ -117,7 +122,8 @@ void registerReshape(OpRegistry& r) {
     return std::vector<Tensor>{std::move(out)};
   };
   d.gradient = [](const GradArgs& a) {
-    return std::vector<Value*>{a.b.value("reshape", {gradOrZero(a, 0)}, {{"shape", a.op.operand(0)->type().shape}})};
+    return std::vector<Value*>{
+        a.b.value("reshape", {gradOrZero(a, 0)}, {{"shape", a.op.operand(0)->type().shape}})};
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
     ShardingRule rule;
@@ -213,7 +219,8 @@ void registerSlice(OpRegistry& r) {
       interior.push_back(stride[i] - 1);
       high.push_back(in.shape[i] - (start[i] + (n - 1) * stride[i] + 1));
     }
-    return std::vector<Value*>{a.b.value("pad", {g}, {{"low", low}, {"high", high}, {"interior", interior}})};
+    return std::vector<Value*>{
+        a.b.value("pad", {g}, {{"low", low}, {"high", high}, {"interior", interior}})};
   };
   // A dim cut to part of its range needs replication; a dim taken whole passes through.
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
@@ -243,8 +250,10 @@ void copyAlongAxis(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt,
                    int64_t len) {
   const Shape& s = src.shape();
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= s[static_cast<size_t>(i)];
-  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= s[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i)
+    inner *= s[i];
   int64_t sn = s[static_cast<size_t>(axis)], dn = dst.shape()[static_cast<size_t>(axis)];
   size_t es = dtypeSize(src.dtype()), chunk = static_cast<size_t>(len * inner) * es;
   if (chunk == 0) return;
@@ -255,19 +264,24 @@ void copyAlongAxis(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt,
 
 // Concat and split: every dim but `axis` is shared; along `axis` each tensor needs
 // replication (pieces of one dimension land at different offsets).
-ShardingRule alongAxisRule(const std::vector<TensorType>& operands, const std::vector<TensorType>& results, int64_t axis) {
+ShardingRule alongAxisRule(const std::vector<TensorType>& operands,
+                           const std::vector<TensorType>& results, int64_t axis) {
   ShardingRule rule;
   const Shape& ref = operands.size() == 1 ? operands[0].shape : results[0].shape;
   std::vector<int> shared;
-  for (size_t d = 0; d < ref.size(); ++d) shared.push_back(static_cast<int64_t>(d) == axis ? -1 : rule.addFactor(ref[d]));
+  for (size_t d = 0; d < ref.size(); ++d)
+    shared.push_back(static_cast<int64_t>(d) == axis ? -1 : rule.addFactor(ref[d]));
   auto dims = [&](const TensorType& t) {
     ShardingRule::Dims ds;
     for (size_t d = 0; d < ref.size(); ++d)
-      ds.push_back({shared[d] >= 0 ? shared[d] : rule.addFactor(t.shape[d], FactorKind::NeedReplication)});
+      ds.push_back(
+          {shared[d] >= 0 ? shared[d] : rule.addFactor(t.shape[d], FactorKind::NeedReplication)});
     return ds;
   };
-  for (const TensorType& t : operands) rule.operands.push_back(dims(t));
-  for (const TensorType& t : results) rule.results.push_back(dims(t));
+  for (const TensorType& t : operands)
+    rule.operands.push_back(dims(t));
+  for (const TensorType& t : results)
+    rule.results.push_back(dims(t));
   return rule;
 }
 
@@ -311,14 +325,17 @@ void registerConcat(OpRegistry& r) {
     Value* g = gradOrZero(a, 0);
     int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), g->type().rank());
     std::vector<int64_t> sizes;
-    for (Value* v : a.op.operands()) sizes.push_back(v->type().shape[static_cast<size_t>(axis)]);
+    for (Value* v : a.op.operands())
+      sizes.push_back(v->type().shape[static_cast<size_t>(axis)]);
     Op* s = a.b.create("split", {g}, {{"axis", axis}, {"sizes", sizes}});
     std::vector<Value*> out;
-    for (size_t i = 0; i < s->numResults(); ++i) out.push_back(s->result(i));
+    for (size_t i = 0; i < s->numResults(); ++i)
+      out.push_back(s->result(i));
     return out;
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    return alongAxisRule(sig.operands, res, *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()));
+    return alongAxisRule(sig.operands, res,
+                         *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()));
   };
   r.add(std::move(d));
 }
@@ -342,8 +359,8 @@ void registerSplit(OpRegistry& r) {
       total += s;
     }
     if (total != x.shape[static_cast<size_t>(axis)])
-      return "split sizes " + shapeStr(sizes) + " sum to " + std::to_string(total) +
-             ", but dim " + std::to_string(axis) + " of " + x.str() + " is " +
+      return "split sizes " + shapeStr(sizes) + " sum to " + std::to_string(total) + ", but dim " +
+             std::to_string(axis) + " of " + x.str() + " is " +
              std::to_string(x.shape[static_cast<size_t>(axis)]);
     res.clear();
     for (int64_t s : sizes) {
@@ -369,12 +386,14 @@ void registerSplit(OpRegistry& r) {
   };
   d.gradient = [](const GradArgs& a) {
     std::vector<Value*> pieces;
-    for (size_t i = 0; i < a.op.numResults(); ++i) pieces.push_back(gradOrZero(a, i));
+    for (size_t i = 0; i < a.op.numResults(); ++i)
+      pieces.push_back(gradOrZero(a, i));
     int64_t axis = *normalizeAxis(a.op.attrs().getInt("axis"), a.op.operand(0)->type().rank());
     return std::vector<Value*>{a.b.value("concat", pieces, {{"axis", axis}})};
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    return alongAxisRule(sig.operands, res, *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()));
+    return alongAxisRule(sig.operands, res,
+                         *normalizeAxis(sig.attrs.getInt("axis"), res[0].rank()));
   };
   r.add(std::move(d));
 }
@@ -382,19 +401,22 @@ void registerSplit(OpRegistry& r) {
 void registerPad(OpRegistry& r) {
   OpDef d;
   d.name = "pad";
-  d.summary = "insert `value` before (low), after (high) and between (interior) the elements of each dim";
+  d.summary =
+      "insert `value` before (low), after (high) and between (interior) the elements of each dim";
   d.attrs = {{"low", AttrKind::Ints, std::nullopt},
              {"high", AttrKind::Ints, std::nullopt},
              {"interior", AttrKind::Ints, std::nullopt},
              {"value", AttrKind::Float, Attr(0.0)}};
   d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
     const TensorType& x = sig.operands[0];
-    const auto &lo = sig.attrs.getInts("low"), &hi = sig.attrs.getInts("high"), &in = sig.attrs.getInts("interior");
+    const auto &lo = sig.attrs.getInts("low"), &hi = sig.attrs.getInts("high"),
+               &in = sig.attrs.getInts("interior");
     if (lo.size() != x.shape.size() || hi.size() != x.shape.size() || in.size() != x.shape.size())
       return "low, high and interior need one entry per dim of " + x.str();
     Shape out;
     for (size_t i = 0; i < x.shape.size(); ++i) {
-      if (lo[i] < 0 || hi[i] < 0 || in[i] < 0) return std::string("padding amounts must be non-negative");
+      if (lo[i] < 0 || hi[i] < 0 || in[i] < 0)
+        return std::string("padding amounts must be non-negative");
       int64_t n = x.shape[i];
       // In 128 bits: the amounts are user attributes and may be near the int64 limits.
       __int128 size = __int128(lo[i]) + hi[i] + n + (n > 0 ? __int128(n - 1) * in[i] : 0);
@@ -410,7 +432,8 @@ void registerPad(OpRegistry& r) {
     const auto &lo = a.attrs.getInts("low"), &in = a.attrs.getInts("interior");
     Tensor out(rt);
     double fill = a.attrs.getFloat("value");
-    for (int64_t i = 0; i < out.numel(); ++i) out.setDouble(i, fill);
+    for (int64_t i = 0; i < out.numel(); ++i)
+      out.setDouble(i, fill);
     auto outStrides = rowMajorStrides(rt.shape);
     std::vector<int64_t> strides;
     int64_t offset = 0;
@@ -434,7 +457,8 @@ void registerPad(OpRegistry& r) {
       stride.push_back(in[i] + 1);
       limit.push_back(lo[i] + (x.shape[i] - 1) * (in[i] + 1) + 1);
     }
-    return std::vector<Value*>{a.b.value("slice", {gradOrZero(a, 0)}, {{"start", start}, {"limit", limit}, {"stride", stride}})};
+    return std::vector<Value*>{a.b.value("slice", {gradOrZero(a, 0)},
+                                         {{"start", start}, {"limit", limit}, {"stride", stride}})};
   };
   d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
     const Shape& in = sig.operands[0].shape;

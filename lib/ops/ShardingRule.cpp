@@ -15,7 +15,8 @@ std::string dimsStr(const ShardingRule::Dims& dims) {
   std::string s = "[";
   for (size_t d = 0; d < dims.size(); ++d) {
     s += d ? "," : "";
-    for (int f : dims[d]) s += factorName(f);
+    for (int f : dims[d])
+      s += factorName(f);
     if (dims[d].empty()) s += "1"; // a size-1 (broadcast) dimension with no factor
   }
   return s + "]";
@@ -23,7 +24,8 @@ std::string dimsStr(const ShardingRule::Dims& dims) {
 
 std::string listStr(const std::vector<ShardingRule::Dims>& list) {
   std::string s = "(";
-  for (size_t i = 0; i < list.size(); ++i) s += (i ? "," : "") + dimsStr(list[i]);
+  for (size_t i = 0; i < list.size(); ++i)
+    s += (i ? "," : "") + dimsStr(list[i]);
   return s + ")";
 }
 
@@ -43,8 +45,11 @@ std::string ShardingRule::str() const {
   for (FactorKind kind : {FactorKind::Reduction, FactorKind::NeedReplication}) {
     std::string names;
     for (size_t f = 0; f < factorKinds.size(); ++f)
-      if (factorKinds[f] == kind) names += (names.empty() ? "" : ",") + factorName(static_cast<int>(f));
-    if (!names.empty()) s += std::string(kind == FactorKind::Reduction ? " reduction={" : " need_replication={") + names + "}";
+      if (factorKinds[f] == kind)
+        names += (names.empty() ? "" : ",") + factorName(static_cast<int>(f));
+    if (!names.empty())
+      s += std::string(kind == FactorKind::Reduction ? " reduction={" : " need_replication={") +
+           names + "}";
   }
   return s;
 }

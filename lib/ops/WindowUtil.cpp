@@ -21,6 +21,9 @@ std::string readWindow(const AttrDict& attrs, int64_t kh, int64_t kw, Window& w)
     return "strides and dilations must be positive";
   for (int64_t v : p)
     if (v < 0) return "pads must be non-negative";
+  // Bounded like dims, so that the kernels' tap index arithmetic cannot overflow.
+  for (int64_t v : {s[0], s[1], dl[0], dl[1], p[0], p[1], p[2], p[3]})
+    if (v > kMaxElements) return "strides, dilations and pads must be at most 2^48";
   w = {kh, kw, s[0], s[1], dl[0], dl[1], p[0], p[1], p[2], p[3]};
   return "";
 }

@@ -14,28 +14,33 @@ constexpr size_t kHeaderSize = 24, kTrailerSize = 8;
 
 uint64_t fnv1a(const char* p, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<uint8_t>(p[i])) * 0x100000001b3ull;
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ static_cast<uint8_t>(p[i])) * 0x100000001b3ull;
   return h;
 }
 
 template <typename T> void putLE(std::string& s, T v) {
-  for (size_t i = 0; i < sizeof(T); ++i) s += static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
+  for (size_t i = 0; i < sizeof(T); ++i)
+    s += static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
 }
 template <typename T> T getLE(const char* p) {
   uint64_t v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  for (size_t i = 0; i < sizeof(T); ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
   return static_cast<T>(v);
 }
 
 void toProto(const PefTensor& t, pef::TensorSpec* p) {
   p->set_name(t.name);
   p->set_dtype(std::string(dtypeName(t.type.dtype)));
-  for (int64_t d : t.type.shape) p->add_shape(d);
+  for (int64_t d : t.type.shape)
+    p->add_shape(d);
 }
 
 PefTensor fromProto(const pef::TensorSpec& p, const std::string& path) {
   auto dt = parseDType(p.dtype());
-  if (!dt) throw Error(path + ": tensor '" + p.name() + "' has unknown element type '" + p.dtype() + "'");
+  if (!dt)
+    throw Error(path + ": tensor '" + p.name() + "' has unknown element type '" + p.dtype() + "'");
   Shape shape(p.shape().begin(), p.shape().end());
   if (!checkedNumel(shape)) throw Error(path + ": tensor '" + p.name() + "' has an invalid shape");
   return {p.name(), TensorType{*dt, shape}};
@@ -43,10 +48,14 @@ PefTensor fromProto(const pef::TensorSpec& p, const std::string& path) {
 
 pef::BufferKind kindToProto(BufferKind k) {
   switch (k) {
-  case BufferKind::Input: return pef::BUFFER_INPUT;
-  case BufferKind::Param: return pef::BUFFER_PARAM;
-  case BufferKind::OptState: return pef::BUFFER_OPT_STATE;
-  case BufferKind::Output: return pef::BUFFER_OUTPUT;
+  case BufferKind::Input:
+    return pef::BUFFER_INPUT;
+  case BufferKind::Param:
+    return pef::BUFFER_PARAM;
+  case BufferKind::OptState:
+    return pef::BUFFER_OPT_STATE;
+  case BufferKind::Output:
+    return pef::BUFFER_OUTPUT;
   }
   return pef::BUFFER_UNSPECIFIED;
 }
@@ -55,10 +64,14 @@ pef::BufferKind kindToProto(BufferKind k) {
 
 std::string_view bufferKindName(BufferKind k) {
   switch (k) {
-  case BufferKind::Input: return "input";
-  case BufferKind::Param: return "param";
-  case BufferKind::OptState: return "opt_state";
-  case BufferKind::Output: return "output";
+  case BufferKind::Input:
+    return "input";
+  case BufferKind::Param:
+    return "param";
+  case BufferKind::OptState:
+    return "opt_state";
+  case BufferKind::Output:
+    return "output";
   }
   return "?";
 }
@@ -66,7 +79,8 @@ std::string_view bufferKindName(BufferKind k) {
 std::string serializePef(const Pef& in) {
   pef::Package p;
   p.set_shardc_version(in.shardcVersion);
-  for (const auto& a : in.compileArgs) p.add_compile_args(a);
+  for (const auto& a : in.compileArgs)
+    p.add_compile_args(a);
   p.set_created_utc(in.createdUtc);
   p.set_mode(in.mode);
   p.set_arch(in.arch);
@@ -75,8 +89,10 @@ std::string serializePef(const Pef& in) {
     ax->set_name(name);
     ax->set_size(size);
   }
-  for (const auto& t : in.inputs) toProto(t, p.add_inputs());
-  for (const auto& t : in.outputs) toProto(t, p.add_outputs());
+  for (const auto& t : in.inputs)
+    toProto(t, p.add_inputs());
+  for (const auto& t : in.outputs)
+    toProto(t, p.add_outputs());
   for (const auto& b : in.buffers) {
     auto* pb = p.add_buffers();
     toProto(b.tensor, pb->mutable_spec());
@@ -85,7 +101,8 @@ std::string serializePef(const Pef& in) {
   }
   for (const auto& prog : in.programs) {
     auto* pp = p.add_programs();
-    for (int64_t d : prog.devices) pp->add_devices(d);
+    for (int64_t d : prog.devices)
+      pp->add_devices(d);
     pp->set_entry(prog.entry);
     pp->set_ir(prog.ir);
   }
@@ -108,17 +125,20 @@ std::string serializePef(const Pef& in) {
 }
 
 Pef parsePef(const std::string& bytes, const std::string& path) {
-  if (bytes.size() < kHeaderSize + kTrailerSize || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+  if (bytes.size() < kHeaderSize + kTrailerSize ||
+      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     throw Error(path + ": not a shardc PEF file (bad magic or too short)");
   uint32_t version = getLE<uint32_t>(bytes.data() + 8);
   if (version > kPefFormatVersion)
-    throw Error(path + ": PEF format version " + std::to_string(version) + " is newer than this shardc reads (" +
-                std::to_string(kPefFormatVersion) + "); recompile the model or update shardc");
+    throw Error(path + ": PEF format version " + std::to_string(version) +
+                " is newer than this shardc reads (" + std::to_string(kPefFormatVersion) +
+                "); recompile the model or update shardc");
   if (version == 0) throw Error(path + ": corrupt PEF header (format version 0)");
   uint64_t length = getLE<uint64_t>(bytes.data() + 16);
   if (length != bytes.size() - kHeaderSize - kTrailerSize)
-    throw Error(path + ": PEF is truncated or has trailing bytes (header says " + std::to_string(length) +
-                " payload bytes, file has " + std::to_string(bytes.size() - kHeaderSize - kTrailerSize) + ")");
+    throw Error(path + ": PEF is truncated or has trailing bytes (header says " +
+                std::to_string(length) + " payload bytes, file has " +
+                std::to_string(bytes.size() - kHeaderSize - kTrailerSize) + ")");
   uint64_t stored = getLE<uint64_t>(bytes.data() + bytes.size() - kTrailerSize);
   if (stored != fnv1a(bytes.data(), bytes.size() - kTrailerSize))
     throw Error(path + ": PEF checksum mismatch: the file is corrupt or was modified");
@@ -131,36 +151,53 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
   out.createdUtc = p.created_utc();
   out.mode = p.mode();
   out.arch = p.arch();
-  for (const auto& ax : p.mesh().axes()) out.mesh.emplace_back(ax.name(), ax.size());
-  for (const auto& t : p.inputs()) out.inputs.push_back(fromProto(t, path));
-  for (const auto& t : p.outputs()) out.outputs.push_back(fromProto(t, path));
+  for (const auto& ax : p.mesh().axes())
+    out.mesh.emplace_back(ax.name(), ax.size());
+  for (const auto& t : p.inputs())
+    out.inputs.push_back(fromProto(t, path));
+  for (const auto& t : p.outputs())
+    out.outputs.push_back(fromProto(t, path));
   for (const auto& b : p.buffers()) {
     BufferKind k;
     switch (b.kind()) {
-    case pef::BUFFER_INPUT: k = BufferKind::Input; break;
-    case pef::BUFFER_PARAM: k = BufferKind::Param; break;
-    case pef::BUFFER_OPT_STATE: k = BufferKind::OptState; break;
-    case pef::BUFFER_OUTPUT: k = BufferKind::Output; break;
-    default: throw Error(path + ": buffer '" + b.spec().name() + "' has an unknown kind");
+    case pef::BUFFER_INPUT:
+      k = BufferKind::Input;
+      break;
+    case pef::BUFFER_PARAM:
+      k = BufferKind::Param;
+      break;
+    case pef::BUFFER_OPT_STATE:
+      k = BufferKind::OptState;
+      break;
+    case pef::BUFFER_OUTPUT:
+      k = BufferKind::Output;
+      break;
+    default:
+      throw Error(path + ": buffer '" + b.spec().name() + "' has an unknown kind");
     }
     out.buffers.push_back({fromProto(b.spec(), path), k});
   }
   for (const auto& prog : p.programs())
-    out.programs.push_back({{prog.devices().begin(), prog.devices().end()}, prog.entry(), prog.ir()});
+    out.programs.push_back(
+        {{prog.devices().begin(), prog.devices().end()}, prog.entry(), prog.ir()});
   for (const auto& w : p.weights()) {
     PefTensor spec = fromProto(w.spec(), path);
     Tensor t(spec.type);
     if (w.data().size() != t.byteSize())
-      throw Error(path + ": weight '" + w.name() + "' holds " + std::to_string(w.data().size()) + " bytes, " +
-                  spec.type.str() + " needs " + std::to_string(t.byteSize()));
+      throw Error(path + ": weight '" + w.name() + "' holds " + std::to_string(w.data().size()) +
+                  " bytes, " + spec.type.str() + " needs " + std::to_string(t.byteSize()));
     if (t.byteSize()) std::memcpy(t.data(), w.data().data(), t.byteSize());
     out.weights.emplace_back(w.name(), std::move(t));
   }
   return out;
 }
 
-void writePef(const std::string& path, const Pef& pef) { writeFileAtomic(path, serializePef(pef)); }
+void writePef(const std::string& path, const Pef& pef) {
+  writeFileAtomic(path, serializePef(pef));
+}
 
-Pef readPef(const std::string& path) { return parsePef(readFile(path), path); }
+Pef readPef(const std::string& path) {
+  return parsePef(readFile(path), path);
+}
 
 } // namespace shardc

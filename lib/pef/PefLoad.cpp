@@ -23,12 +23,14 @@ LoadedPef loadPef(const std::string& path) {
   DiagEngine diags(path + " (program)");
   l.module = parseModule(prog.ir, diags);
   if (l.module) verifyModule(*l.module, diags);
-  if (diags.hasErrors()) throw Error(path + ": the program is invalid: " + diags.formatLocated(diags.diagnostics()[0]));
+  if (diags.hasErrors())
+    throw Error(path + ": the program is invalid: " + diags.formatLocated(diags.diagnostics()[0]));
   l.entry = l.module->findFunction(prog.entry);
   if (!l.entry) throw Error(path + ": the program has no entry function @" + prog.entry);
   std::map<std::string, const Tensor*> weights;
   for (const auto& [name, t] : l.pef.weights)
-    if (!weights.emplace(name, &t).second) throw Error(path + ": weight '" + name + "' appears twice");
+    if (!weights.emplace(name, &t).second)
+      throw Error(path + ": weight '" + name + "' appears twice");
   size_t params = 0;
   for (size_t i = 0; i < l.entry->numArguments(); ++i) {
     const Value* a = l.entry->argument(i);
@@ -37,7 +39,8 @@ LoadedPef loadPef(const std::string& path) {
     auto it = weights.find(a->name());
     if (it == weights.end()) throw Error(path + ": no weights for parameter '" + a->name() + "'");
     if (it->second->type() != a->type())
-      throw Error(path + ": weight '" + a->name() + "' is " + it->second->type().str() + ", the program expects " + a->type().str());
+      throw Error(path + ": weight '" + a->name() + "' is " + it->second->type().str() +
+                  ", the program expects " + a->type().str());
   }
   if (params != weights.size()) throw Error(path + ": holds weights that no parameter uses");
   return l;

@@ -10,8 +10,8 @@ namespace shardc {
 
 std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args) {
   if (args.size() != f.numArguments())
-    throw Error("@" + f.name() + " takes " + std::to_string(f.numArguments()) +
-                " arguments, got " + std::to_string(args.size()));
+    throw Error("@" + f.name() + " takes " + std::to_string(f.numArguments()) + " arguments, got " +
+                std::to_string(args.size()));
   std::unordered_map<const Value*, Tensor> env;
   for (size_t i = 0; i < args.size(); ++i) {
     const Value* a = f.argument(i);
@@ -23,14 +23,18 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
   // Free each value after its last use, so peak memory follows the program's liveness.
   std::unordered_map<const Value*, size_t> remaining;
   for (const auto& op : f.ops())
-    for (Value* v : op->operands()) ++remaining[v];
-  for (const auto& r : f.results()) ++remaining[r.value];
+    for (Value* v : op->operands())
+      ++remaining[v];
+  for (const auto& r : f.results())
+    ++remaining[r.value];
 
   for (const auto& op : f.ops()) {
     std::vector<const Tensor*> inputs;
-    for (Value* v : op->operands()) inputs.push_back(&env.at(v));
+    for (Value* v : op->operands())
+      inputs.push_back(&env.at(v));
     std::vector<TensorType> resultTypes;
-    for (size_t i = 0; i < op->numResults(); ++i) resultTypes.push_back(op->result(i)->type());
+    for (size_t i = 0; i < op->numResults(); ++i)
+      resultTypes.push_back(op->result(i)->type());
     std::vector<Tensor> outs;
     try {
       outs = op->def().kernel(KernelArgs{inputs, op->attrs(), resultTypes});
@@ -44,7 +48,8 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
       if (remaining.count(op->result(i))) env.emplace(op->result(i), std::move(outs[i]));
   }
   std::vector<Tensor> results;
-  for (const auto& r : f.results()) results.push_back(env.at(r.value));
+  for (const auto& r : f.results())
+    results.push_back(env.at(r.value));
   return results;
 }
 

@@ -14,12 +14,18 @@ const char kMagic[] = "\x93NUMPY";
 std::string descrOf(DType t) {
   switch (t) {
   case DType::F32:
-  case DType::BF16: return "<f4";
-  case DType::F64: return "<f8";
-  case DType::F16: return "<f2";
-  case DType::I64: return "<i8";
-  case DType::I32: return "<i4";
-  case DType::I1: return "|b1";
+  case DType::BF16:
+    return "<f4";
+  case DType::F64:
+    return "<f8";
+  case DType::F16:
+    return "<f2";
+  case DType::I64:
+    return "<i8";
+  case DType::I32:
+    return "<i4";
+  case DType::I1:
+    return "|b1";
   }
   return "";
 }
@@ -34,9 +40,12 @@ std::string field(const std::string& header, const std::string& key, const std::
   if (b == std::string::npos) throw Error(path + ": malformed .npy header");
   char open = header[b];
   size_t e;
-  if (open == '\'') e = header.find('\'', b + 1);
-  else if (open == '(') e = header.find(')', b + 1);
-  else e = header.find_first_of(",}", b);
+  if (open == '\'')
+    e = header.find('\'', b + 1);
+  else if (open == '(')
+    e = header.find(')', b + 1);
+  else
+    e = header.find_first_of(",}", b);
   if (e == std::string::npos) throw Error(path + ": malformed .npy header");
   return header.substr(b, e - b + (open == '\'' || open == '(' ? 1 : 0));
 }
@@ -49,12 +58,14 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
   uint8_t major = static_cast<uint8_t>(bytes[6]);
   size_t headerLen, headerStart;
   if (major == 1) {
-    headerLen = static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
+    headerLen =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) throw Error(path + ": truncated .npy header");
     headerLen = 0;
-    for (int i = 0; i < 4; ++i) headerLen |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
     headerStart = 12;
   } else {
     throw Error(path + ": unsupported .npy format version " + std::to_string(major));
@@ -64,15 +75,24 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
 
   std::string descr = field(header, "descr", path);
   DType dtype;
-  if (descr == "'<f4'") dtype = DType::F32;
-  else if (descr == "'<f8'") dtype = DType::F64;
-  else if (descr == "'<f2'") dtype = DType::F16;
-  else if (descr == "'<i8'") dtype = DType::I64;
-  else if (descr == "'<i4'") dtype = DType::I32;
-  else if (descr == "'|b1'") dtype = DType::I1;
+  if (descr == "'<f4'")
+    dtype = DType::F32;
+  else if (descr == "'<f8'")
+    dtype = DType::F64;
+  else if (descr == "'<f2'")
+    dtype = DType::F16;
+  else if (descr == "'<i8'")
+    dtype = DType::I64;
+  else if (descr == "'<i4'")
+    dtype = DType::I32;
+  else if (descr == "'|b1'")
+    dtype = DType::I1;
   else if (descr.size() > 1 && descr[1] == '>')
-    throw Error(path + ": big-endian .npy dtype " + descr + " is not supported; save as little-endian");
-  else throw Error(path + ": unsupported .npy dtype " + descr + " (supported: <f4 <f8 <f2 <i8 <i4 |b1)");
+    throw Error(path + ": big-endian .npy dtype " + descr +
+                " is not supported; save as little-endian");
+  else
+    throw Error(path + ": unsupported .npy dtype " + descr +
+                " (supported: <f4 <f8 <f2 <i8 <i4 |b1)");
   if (field(header, "fortran_order", path) != "False")
     throw Error(path + ": Fortran-order .npy arrays are not supported; save with C order");
 
@@ -81,7 +101,8 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
   if (shapeText.size() < 2 || shapeText.front() != '(' || shapeText.back() != ')')
     throw Error(path + ": malformed shape " + shapeText);
   for (size_t i = 1; i + 1 < shapeText.size();) {
-    while (i + 1 < shapeText.size() && (shapeText[i] == ' ' || shapeText[i] == ',')) ++i;
+    while (i + 1 < shapeText.size() && (shapeText[i] == ' ' || shapeText[i] == ','))
+      ++i;
     if (i + 1 >= shapeText.size()) break;
     int64_t d;
     auto r = std::from_chars(shapeText.data() + i, shapeText.data() + shapeText.size() - 1, d);
@@ -104,17 +125,24 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
   return t;
 }
 
-Tensor readNpy(const std::string& path) { return parseNpy(readFile(path), path); }
+Tensor readNpy(const std::string& path) {
+  return parseNpy(readFile(path), path);
+}
 
 std::string serializeNpy(const Tensor& in) {
   Tensor t = in;
-  if (t.dtype() == DType::BF16) t = Tensor::fromDoubles(TensorType{DType::F32, in.shape()}, in.toDoubles());
+  if (t.dtype() == DType::BF16)
+    t = Tensor::fromDoubles(TensorType{DType::F32, in.shape()}, in.toDoubles());
   std::string shape = "(";
-  for (size_t i = 0; i < t.shape().size(); ++i) shape += std::to_string(t.shape()[i]) + ", ";
-  if (t.shape().size() > 1) shape.resize(shape.size() - 2);
-  else if (t.shape().size() == 1) shape.resize(shape.size() - 1);
+  for (size_t i = 0; i < t.shape().size(); ++i)
+    shape += std::to_string(t.shape()[i]) + ", ";
+  if (t.shape().size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (t.shape().size() == 1)
+    shape.resize(shape.size() - 1);
   shape += ")";
-  std::string header = "{'descr': '" + descrOf(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + descrOf(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
@@ -128,6 +156,8 @@ std::string serializeNpy(const Tensor& in) {
   return out;
 }
 
-void writeNpy(const std::string& path, const Tensor& t) { writeFileAtomic(path, serializeNpy(t)); }
+void writeNpy(const std::string& path, const Tensor& t) {
+  writeFileAtomic(path, serializeNpy(t));
+}
 
 } // namespace shardc

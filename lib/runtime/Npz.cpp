@@ -14,24 +14,28 @@ uint32_t crc32(const std::string& data) {
     std::array<uint32_t, 256> t{};
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      for (int k = 0; k < 8; ++k)
+        c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
       t[i] = c;
     }
     return t;
   }();
   uint32_t c = 0xffffffffu;
-  for (unsigned char ch : data) c = table[(c ^ ch) & 0xff] ^ (c >> 8);
+  for (unsigned char ch : data)
+    c = table[(c ^ ch) & 0xff] ^ (c >> 8);
   return c ^ 0xffffffffu;
 }
 
 void put(std::string& s, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+  for (int i = 0; i < bytes; ++i)
+    s += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
 uint64_t get(const std::string& s, size_t at, int bytes, const std::string& path) {
   if (at + static_cast<size_t>(bytes) > s.size()) throw Error(path + ": truncated .npz archive");
   uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(s[at + static_cast<size_t>(i)])) << (8 * i);
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(s[at + static_cast<size_t>(i)])) << (8 * i);
   return v;
 }
 
@@ -46,23 +50,48 @@ void writeNpz(const std::string& path, const std::vector<std::pair<std::string, 
     uint32_t crc = crc32(data);
     uint64_t offset = out.size();
     // Local header: version 2.0, no flags, stored, DOS date 1980-01-01.
-    put(out, 0x04034b50, 4); put(out, 20, 2); put(out, 0, 2); put(out, 0, 2);
-    put(out, 0, 2); put(out, 0x21, 2); put(out, crc, 4);
-    put(out, data.size(), 4); put(out, data.size(), 4); put(out, member.size(), 2); put(out, 0, 2);
+    put(out, 0x04034b50, 4);
+    put(out, 20, 2);
+    put(out, 0, 2);
+    put(out, 0, 2);
+    put(out, 0, 2);
+    put(out, 0x21, 2);
+    put(out, crc, 4);
+    put(out, data.size(), 4);
+    put(out, data.size(), 4);
+    put(out, member.size(), 2);
+    put(out, 0, 2);
     out += member;
     out += data;
-    put(central, 0x02014b50, 4); put(central, 20, 2); put(central, 20, 2); put(central, 0, 2);
-    put(central, 0, 2); put(central, 0, 2); put(central, 0x21, 2); put(central, crc, 4);
-    put(central, data.size(), 4); put(central, data.size(), 4); put(central, member.size(), 2);
-    put(central, 0, 2); put(central, 0, 2); put(central, 0, 2); put(central, 0, 2); put(central, 0, 4);
+    put(central, 0x02014b50, 4);
+    put(central, 20, 2);
+    put(central, 20, 2);
+    put(central, 0, 2);
+    put(central, 0, 2);
+    put(central, 0, 2);
+    put(central, 0x21, 2);
+    put(central, crc, 4);
+    put(central, data.size(), 4);
+    put(central, data.size(), 4);
+    put(central, member.size(), 2);
+    put(central, 0, 2);
+    put(central, 0, 2);
+    put(central, 0, 2);
+    put(central, 0, 2);
+    put(central, 0, 4);
     put(central, offset, 4);
     central += member;
   }
   uint64_t cdOffset = out.size();
   out += central;
-  put(out, 0x06054b50, 4); put(out, 0, 2); put(out, 0, 2);
-  put(out, tensors.size(), 2); put(out, tensors.size(), 2);
-  put(out, central.size(), 4); put(out, cdOffset, 4); put(out, 0, 2);
+  put(out, 0x06054b50, 4);
+  put(out, 0, 2);
+  put(out, 0, 2);
+  put(out, tensors.size(), 2);
+  put(out, tensors.size(), 2);
+  put(out, central.size(), 4);
+  put(out, cdOffset, 4);
+  put(out, 0, 2);
   writeFileAtomic(path, out);
 }
 
@@ -91,20 +120,23 @@ std::vector<std::pair<std::string, Tensor>> readNpz(const std::string& path) {
       uint64_t id = get(s, e, 2, path), len = get(s, e + 2, 2, path);
       if (id == 1) {
         size_t at = e + 4;
-        if (size == 0xffffffffu) size = get(s, at, 8, path), at += 16; // uncompressed, then compressed
+        if (size == 0xffffffffu)
+          size = get(s, at, 8, path), at += 16; // uncompressed, then compressed
         if (offset == 0xffffffffu) offset = get(s, at, 8, path);
       }
       e += 4 + len;
     }
     if (method != 0)
-      throw Error(path + ": member '" + name + "' is compressed; save with np.savez, not np.savez_compressed");
+      throw Error(path + ": member '" + name +
+                  "' is compressed; save with np.savez, not np.savez_compressed");
     uint64_t localName = get(s, offset + 26, 2, path), localExtra = get(s, offset + 28, 2, path);
     uint64_t dataAt = offset + 30 + localName + localExtra;
     if (get(s, offset, 4, path) != 0x04034b50 || dataAt + size > s.size())
       throw Error(path + ": corrupt or truncated member '" + name + "'");
     std::string data = s.substr(dataAt, size);
     if (crc32(data) != crc) throw Error(path + ": member '" + name + "' fails its CRC check");
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0)
+      name.resize(name.size() - 4);
     out.emplace_back(name, parseNpy(data, path + ":" + name));
     cd += 46 + nameLen + extraLen + commentLen;
   }

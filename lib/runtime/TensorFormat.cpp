@@ -25,12 +25,15 @@ std::string formatTensor(const Tensor& t, int64_t maxElements) {
   int64_t n = t.numel();
   std::string s = t.type().str() + " [";
   if (n <= maxElements) {
-    for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + element(t, i);
+    for (int64_t i = 0; i < n; ++i)
+      s += (i ? ", " : "") + element(t, i);
     return s + "]";
   }
-  for (int64_t i = 0; i < 4; ++i) s += element(t, i) + ", ";
+  for (int64_t i = 0; i < 4; ++i)
+    s += element(t, i) + ", ";
   s += "...";
-  for (int64_t i = n - 4; i < n; ++i) s += ", " + element(t, i);
+  for (int64_t i = n - 4; i < n; ++i)
+    s += ", " + element(t, i);
   double sum = 0, mn = INFINITY, mx = -INFINITY;
   for (int64_t i = 0; i < n; ++i) {
     double v = t.getDouble(i);
@@ -48,9 +51,13 @@ Tensor randomTensor(const TensorType& type, uint64_t seed, int64_t intBound) {
   Tensor t(type);
   for (int64_t i = 0; i < t.numel(); ++i) {
     uint64_t bits = gen();
-    if (isFloat(type.dtype)) t.setDouble(i, static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0);
-    else if (isBool(type.dtype)) t.setInt(i, static_cast<int64_t>(bits >> 63));
-    else t.setInt(i, static_cast<int64_t>(bits % static_cast<uint64_t>(std::max<int64_t>(intBound, 1))));
+    if (isFloat(type.dtype))
+      t.setDouble(i, static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0);
+    else if (isBool(type.dtype))
+      t.setInt(i, static_cast<int64_t>(bits >> 63));
+    else
+      t.setInt(i,
+               static_cast<int64_t>(bits % static_cast<uint64_t>(std::max<int64_t>(intBound, 1))));
   }
   return t;
 }

@@ -17,8 +17,10 @@ bool validAxisName(std::string_view n) {
 }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -28,8 +30,10 @@ std::vector<std::string_view> splitTop(std::string_view s) {
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '{') ++depth;
-    else if (s[i] == '}') --depth;
+    if (s[i] == '{')
+      ++depth;
+    else if (s[i] == '}')
+      --depth;
     else if (s[i] == ',' && depth == 0) {
       parts.push_back(trim(s.substr(start, i - start)));
       start = i + 1;
@@ -42,12 +46,15 @@ std::vector<std::string_view> splitTop(std::string_view s) {
 std::vector<std::string> parseAxisList(std::string_view s, std::string_view whole) {
   s = trim(s);
   if (s.size() < 2 || s.front() != '{' || s.back() != '}')
-    throw Error("sharding '" + std::string(whole) + "': expected {axis, ...}, got '" + std::string(s) + "'");
+    throw Error("sharding '" + std::string(whole) + "': expected {axis, ...}, got '" +
+                std::string(s) + "'");
   std::vector<std::string> axes;
   std::string_view inner = trim(s.substr(1, s.size() - 2));
   if (inner.empty()) return axes;
   for (std::string_view a : splitTop(inner)) {
-    if (!validAxisName(a)) throw Error("sharding '" + std::string(whole) + "': '" + std::string(a) + "' is not an axis name");
+    if (!validAxisName(a))
+      throw Error("sharding '" + std::string(whole) + "': '" + std::string(a) +
+                  "' is not an axis name");
     axes.emplace_back(a);
   }
   return axes;
@@ -55,7 +62,8 @@ std::vector<std::string> parseAxisList(std::string_view s, std::string_view whol
 
 std::string axisListStr(const std::vector<std::string>& axes) {
   std::string s = "{";
-  for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + axes[i];
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += (i ? ", " : "") + axes[i];
   return s + "}";
 }
 
@@ -67,15 +75,19 @@ Mesh Mesh::parse(std::string_view spec) {
   if (trim(spec).empty()) throw Error("mesh '" + whole + "' is empty; write AXIS=N[,AXIS=N...]");
   for (std::string_view part : splitTop(spec)) {
     size_t eq = part.find('=');
-    if (eq == std::string_view::npos) throw Error("mesh '" + whole + "': '" + std::string(part) + "' must be AXIS=N");
+    if (eq == std::string_view::npos)
+      throw Error("mesh '" + whole + "': '" + std::string(part) + "' must be AXIS=N");
     std::string_view name = trim(part.substr(0, eq)), num = trim(part.substr(eq + 1));
-    if (!validAxisName(name)) throw Error("mesh '" + whole + "': '" + std::string(name) + "' is not an axis name");
+    if (!validAxisName(name))
+      throw Error("mesh '" + whole + "': '" + std::string(name) + "' is not an axis name");
     int64_t size = 0;
     auto r = std::from_chars(num.data(), num.data() + num.size(), size);
     if (r.ec != std::errc() || r.ptr != num.data() + num.size() || size < 1 || size > 65536)
-      throw Error("mesh '" + whole + "': the size of axis '" + std::string(name) + "' must be an integer from 1 to 65536");
+      throw Error("mesh '" + whole + "': the size of axis '" + std::string(name) +
+                  "' must be an integer from 1 to 65536");
     for (const MeshAxis& a : axes)
-      if (a.name == name) throw Error("mesh '" + whole + "': axis '" + std::string(name) + "' appears twice");
+      if (a.name == name)
+        throw Error("mesh '" + whole + "': axis '" + std::string(name) + "' appears twice");
     axes.push_back({std::string(name), size});
   }
   Mesh m(std::move(axes));
@@ -85,7 +97,8 @@ Mesh Mesh::parse(std::string_view spec) {
 
 int64_t Mesh::numDevices() const {
   int64_t n = 1;
-  for (const MeshAxis& a : axes_) n *= a.size;
+  for (const MeshAxis& a : axes_)
+    n *= a.size;
   return n;
 }
 
@@ -106,13 +119,15 @@ std::vector<int64_t> Mesh::coordinates(int64_t device) const {
 
 int64_t Mesh::device(const std::vector<int64_t>& coordinates) const {
   int64_t d = 0;
-  for (size_t i = 0; i < axes_.size(); ++i) d = d * axes_[i].size + coordinates[i];
+  for (size_t i = 0; i < axes_.size(); ++i)
+    d = d * axes_[i].size + coordinates[i];
   return d;
 }
 
 std::string Mesh::str() const {
   std::string s;
-  for (size_t i = 0; i < axes_.size(); ++i) s += (i ? "," : "") + axes_[i].name + "=" + std::to_string(axes_[i].size);
+  for (size_t i = 0; i < axes_.size(); ++i)
+    s += (i ? "," : "") + axes_[i].name + "=" + std::to_string(axes_[i].size);
   return s;
 }
 
@@ -125,7 +140,8 @@ bool TensorSharding::isReplicated() const {
 
 std::string TensorSharding::str() const {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + axisListStr(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + axisListStr(dims[i]);
   s += "]";
   if (!partial.empty()) s += " partial" + axisListStr(partial);
   return s;
@@ -140,20 +156,23 @@ TensorSharding parseSharding(std::string_view text) {
     throw Error("sharding '" + whole + "': expected [{axes}, ...] with one {} per dimension");
   std::string_view dims = trim(s.substr(1, close - 1));
   if (!dims.empty())
-    for (std::string_view d : splitTop(dims)) out.dims.push_back(parseAxisList(d, whole));
+    for (std::string_view d : splitTop(dims))
+      out.dims.push_back(parseAxisList(d, whole));
   std::string_view rest = trim(s.substr(close + 1));
   if (!rest.empty()) {
-    if (rest.substr(0, 7) != "partial") throw Error("sharding '" + whole + "': unexpected '" + std::string(rest) + "'");
+    if (rest.substr(0, 7) != "partial")
+      throw Error("sharding '" + whole + "': unexpected '" + std::string(rest) + "'");
     out.partial = parseAxisList(rest.substr(7), whole);
-    if (out.partial.empty()) throw Error("sharding '" + whole + "': partial{} needs at least one axis");
+    if (out.partial.empty())
+      throw Error("sharding '" + whole + "': partial{} needs at least one axis");
   }
   return out;
 }
 
 std::string checkSharding(const TensorSharding& s, const TensorType& t, const Mesh& mesh) {
   if (static_cast<int64_t>(s.dims.size()) != t.rank())
-    return "sharding " + s.str() + " has " + std::to_string(s.dims.size()) + " dimensions, the tensor " + t.str() +
-           " has " + std::to_string(t.rank());
+    return "sharding " + s.str() + " has " + std::to_string(s.dims.size()) +
+           " dimensions, the tensor " + t.str() + " has " + std::to_string(t.rank());
   std::set<std::string> used;
   auto use = [&](const std::string& axis) -> std::string {
     if (!mesh.axisIndex(axis)) return "axis '" + axis + "' is not in the mesh " + mesh.str();
@@ -168,8 +187,9 @@ std::string checkSharding(const TensorSharding& s, const TensorType& t, const Me
       ways *= mesh.axes()[*mesh.axisIndex(axis)].size;
     }
     if (t.shape[d] % ways)
-      return "dimension " + std::to_string(d) + " of " + t.str() + " (size " + std::to_string(t.shape[d]) +
-             ") does not divide evenly over " + axisListStr(s.dims[d]) + " (" + std::to_string(ways) + " devices)";
+      return "dimension " + std::to_string(d) + " of " + t.str() + " (size " +
+             std::to_string(t.shape[d]) + ") does not divide evenly over " +
+             axisListStr(s.dims[d]) + " (" + std::to_string(ways) + " devices)";
   }
   for (const std::string& axis : s.partial) {
     std::string err = use(axis);
@@ -181,7 +201,8 @@ std::string checkSharding(const TensorSharding& s, const TensorType& t, const Me
 Shape localShape(const TensorSharding& s, const TensorType& t, const Mesh& mesh) {
   Shape out = t.shape;
   for (size_t d = 0; d < s.dims.size(); ++d)
-    for (const std::string& axis : s.dims[d]) out[d] /= mesh.axes()[*mesh.axisIndex(axis)].size;
+    for (const std::string& axis : s.dims[d])
+      out[d] /= mesh.axes()[*mesh.axisIndex(axis)].size;
   return out;
 }
 

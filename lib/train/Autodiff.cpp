@@ -14,25 +14,31 @@ std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<V
   if (loss->type().rank() != 0 || !isFloat(loss->type().dtype))
     throw Error("the loss must be a floating-point scalar, got " + loss->type().str());
   std::vector<Op*> forward;
-  for (auto& op : f.ops()) forward.push_back(op.get());
+  for (auto& op : f.ops())
+    forward.push_back(op.get());
 
   // Values that depend on some w (forward) and that the loss depends on (backward): only
   // ops in both sets need a gradient rule.
   std::unordered_set<const Value*> dependsOnWrt(wrt.begin(), wrt.end()), feedsLoss{loss};
   for (Op* op : forward) {
     bool any = false;
-    for (Value* v : op->operands()) any |= dependsOnWrt.count(v) > 0;
+    for (Value* v : op->operands())
+      any |= dependsOnWrt.count(v) > 0;
     if (any)
       for (size_t i = 0; i < op->numResults(); ++i)
         if (isFloat(op->result(i)->type().dtype)) dependsOnWrt.insert(op->result(i));
   }
   for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
     bool any = false;
-    for (size_t i = 0; i < (*it)->numResults(); ++i) any |= feedsLoss.count((*it)->result(i)) > 0;
+    for (size_t i = 0; i < (*it)->numResults(); ++i)
+      any |= feedsLoss.count((*it)->result(i)) > 0;
     if (any)
-      for (Value* v : (*it)->operands()) feedsLoss.insert(v);
+      for (Value* v : (*it)->operands())
+        feedsLoss.insert(v);
   }
-  auto active = [&](const Value* v) { return dependsOnWrt.count(v) && feedsLoss.count(v) && isFloat(v->type().dtype); };
+  auto active = [&](const Value* v) {
+    return dependsOnWrt.count(v) && feedsLoss.count(v) && isFloat(v->type().dtype);
+  };
 
   Builder b(f);
   std::unordered_map<const Value*, Value*> grads;
@@ -44,7 +50,8 @@ std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<V
     Tensor one(loss->type());
     one.setDouble(0, 1.0);
     b.setLoc(loss->definingOp() ? loss->definingOp()->loc() : Loc{});
-    grads[loss] = b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(one)))}});
+    grads[loss] =
+        b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(one)))}});
   }
   for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
     Op* op = *it;
@@ -56,7 +63,8 @@ std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<V
       anyGrad |= g != grads.end();
     }
     bool needs = false;
-    for (Value* v : op->operands()) needs |= active(v);
+    for (Value* v : op->operands())
+      needs |= active(v);
     if (!anyGrad || !needs) continue;
     if (!op->def().gradient) {
       std::string where = op->loc().line ? " at line " + std::to_string(op->loc().line) : "";

@@ -20,7 +20,8 @@ Value* scalarOf(Builder& b, DType t, double v) {
 
 std::vector<int64_t> allAxes(int64_t rank) {
   std::vector<int64_t> axes;
-  for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  for (int64_t i = 0; i < rank; ++i)
+    axes.push_back(i);
   return axes;
 }
 
@@ -36,8 +37,10 @@ Value* addLoss(Function& f, Builder& b, const TrainOptions& o) {
     Value* d = b.value("sub", {y, target});
     return b.value("reduce_mean", {b.value("mul", {d, d})}, {{"axes", allAxes(t.rank())}});
   }
-  if (o.loss != "cross-entropy") throw Error("unknown --loss '" + o.loss + "' (use cross-entropy or mse)");
-  if (t.rank() < 2) throw Error("--loss cross-entropy needs logits of rank >= 2 ([N, C]), got " + t.str());
+  if (o.loss != "cross-entropy")
+    throw Error("unknown --loss '" + o.loss + "' (use cross-entropy or mse)");
+  if (t.rank() < 2)
+    throw Error("--loss cross-entropy needs logits of rank >= 2 ([N, C]), got " + t.str());
   // Mean over samples of -log_softmax(logits)[label], classes on the last axis.
   Shape labelShape(t.shape.begin(), t.shape.end() - 1);
   Value* labels = f.addArgument(o.labels, TensorType{DType::I64, labelShape}, ArgKind::Input);
@@ -46,9 +49,11 @@ Value* addLoss(Function& f, Builder& b, const TrainOptions& o) {
   Shape kept = labelShape;
   kept.push_back(1);
   Value* classes = b.value("iota", {}, {{"shape", t.shape}, {"axis", last}, {"dtype", DType::I64}});
-  Value* hit = b.value("compare", {classes, b.value("reshape", {labels}, {{"shape", kept}})}, {{"direction", "eq"}});
-  Value* picked = b.value("reduce_sum", {b.value("mul", {logp, b.value("cast", {hit}, {{"to", t.dtype}})})},
-                          {{"axes", std::vector<int64_t>{last}}});
+  Value* hit = b.value("compare", {classes, b.value("reshape", {labels}, {{"shape", kept}})},
+                       {{"direction", "eq"}});
+  Value* picked =
+      b.value("reduce_sum", {b.value("mul", {logp, b.value("cast", {hit}, {{"to", t.dtype}})})},
+              {{"axes", std::vector<int64_t>{last}}});
   return b.value("neg", {b.value("reduce_mean", {picked}, {{"axes", allAxes(last)}})});
 }
 
@@ -75,10 +80,12 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   std::vector<FuncResult> outputs = f.results();
   if (o.loss.empty()) {
     std::string shown;
-    for (const auto& r : outputs) shown += (shown.empty() ? "" : ", ") + r.name + ": " + r.value->type().str();
+    for (const auto& r : outputs)
+      shown += (shown.empty() ? "" : ", ") + r.name + ": " + r.value->type().str();
     const TensorType& t = outputs[0].value->type();
     if (outputs.size() != 1 || t.rank() != 0 || !isFloat(t.dtype))
-      throw Error("the model's outputs (" + shown + ") are not a single scalar loss; add a loss with "
+      throw Error("the model's outputs (" + shown +
+                  ") are not a single scalar loss; add a loss with "
                   "--loss cross-entropy|mse and name its labels input with --labels NAME");
     loss = outputs[0].value;
     info.lossName = outputs[0].name;
@@ -86,15 +93,18 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
     loss = addLoss(f, b, o);
     info.lossName = "loss";
     for (const auto& r : outputs)
-      if (r.name == "loss") throw Error("the model already has an output named 'loss'; it cannot take --loss");
+      if (r.name == "loss")
+        throw Error("the model already has an output named 'loss'; it cannot take --loss");
   }
 
   std::vector<Value*> params;
   for (size_t i = 0; i < f.numArguments(); ++i) {
     Value* a = f.argument(i);
     if (a->argKind() != ArgKind::Param || !isFloat(a->type().dtype)) continue;
-    if (frozen(a->name(), o.freeze)) info.untrained.push_back(a->name());
-    else params.push_back(a);
+    if (frozen(a->name(), o.freeze))
+      info.untrained.push_back(a->name());
+    else
+      params.push_back(a);
   }
   std::vector<Value*> grads = buildGradients(f, loss, params);
 
@@ -102,7 +112,8 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   Value* step = nullptr; // Adam's step count, shared by all parameters
   Value *biasStep = nullptr, *bc2Sqrt = nullptr;
   auto addState = [&](const std::string& name, const TensorType& t) {
-    if (f.findArgument(name)) throw Error("cannot add optimizer state '" + name + "': the name is taken");
+    if (f.findArgument(name))
+      throw Error("cannot add optimizer state '" + name + "': the name is taken");
     info.optimizerState[name] = Tensor(t);
     return f.addArgument(name, t, ArgKind::OptState);
   };
@@ -136,13 +147,17 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
       // Bias corrections in double precision, as PyTorch computes them in Python floats.
       Value* s64 = b.value("cast", {next}, {{"to", DType::F64}});
       auto bc = [&](double beta) {
-        return b.value("sub", {scalarOf(b, DType::F64, 1), b.value("pow", {scalarOf(b, DType::F64, beta), s64})});
+        return b.value("sub", {scalarOf(b, DType::F64, 1),
+                               b.value("pow", {scalarOf(b, DType::F64, beta), s64})});
       };
-      biasStep = b.value("cast", {b.value("div", {scalarOf(b, DType::F64, o.learningRate), bc(o.beta1)})}, {{"to", t.dtype}});
+      biasStep =
+          b.value("cast", {b.value("div", {scalarOf(b, DType::F64, o.learningRate), bc(o.beta1)})},
+                  {{"to", t.dtype}});
       bc2Sqrt = b.value("cast", {b.value("sqrt", {bc(o.beta2)})}, {{"to", t.dtype}});
     }
     Value* base = p;
-    if (o.optimizer == "adamw" && o.weightDecay != 0) base = mul(p, c(1 - o.learningRate * o.weightDecay));
+    if (o.optimizer == "adamw" && o.weightDecay != 0)
+      base = mul(p, c(1 - o.learningRate * o.weightDecay));
     if (o.optimizer == "adam" && o.weightDecay != 0) g = add(g, mul(p, c(o.weightDecay)));
     Value* m = addState(p->name() + ".exp_avg", t);
     Value* v = addState(p->name() + ".exp_avg_sq", t);
@@ -153,19 +168,23 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
     Value* denom = add(b.value("div", {b.value("sqrt", {v2}), bc2Sqrt}), c(o.epsilon));
     paramUpdates.push_back({p, sub(base, mul(b.value("div", {m2, denom}), biasStep))});
   }
-  if (info.trained.empty()) throw Error("no parameter has a gradient path to the loss: nothing to train");
+  if (info.trained.empty())
+    throw Error("no parameter has a gradient path to the loss: nothing to train");
 
   f.clearResults();
   std::set<std::string> names;
   auto result = [&](const std::string& name, Value* v, int64_t tied) {
-    if (!names.insert(name).second) throw Error("two outputs of the training step would be named '" + name + "'");
+    if (!names.insert(name).second)
+      throw Error("two outputs of the training step would be named '" + name + "'");
     f.addResult(name, v, tied);
   };
   result(info.lossName, loss, -1);
   for (const auto& r : outputs)
     if (r.value != loss) result(r.name, r.value, -1);
-  for (const Update& u : paramUpdates) result(u.param->name(), u.value, static_cast<int64_t>(u.param->index()));
-  for (const Update& u : stateUpdates) result(u.param->name(), u.value, static_cast<int64_t>(u.param->index()));
+  for (const Update& u : paramUpdates)
+    result(u.param->name(), u.value, static_cast<int64_t>(u.param->index()));
+  for (const Update& u : stateUpdates)
+    result(u.param->name(), u.value, static_cast<int64_t>(u.param->index()));
   return info;
 }
 

@@ -7,7 +7,9 @@
 namespace shardc {
 namespace {
 
-bool isConstant(const Value* v) { return v->definingOp() && v->definingOp()->name() == "constant"; }
+bool isConstant(const Value* v) {
+  return v->definingOp() && v->definingOp()->name() == "constant";
+}
 
 // Replaces every result of `op` by a constant computed with its reference kernel.
 bool foldConstant(Function& f, Op* op) {
@@ -20,7 +22,8 @@ bool foldConstant(Function& f, Op* op) {
     if (types.back().numel() > kFoldLimit) return false;
   }
   std::vector<const Tensor*> inputs;
-  for (Value* v : op->operands()) inputs.push_back(&v->definingOp()->attrs().getTensor("value"));
+  for (Value* v : op->operands())
+    inputs.push_back(&v->definingOp()->attrs().getTensor("value"));
   std::vector<Tensor> outs;
   try {
     outs = op->def().kernel(KernelArgs{inputs, op->attrs(), types});
@@ -31,7 +34,8 @@ bool foldConstant(Function& f, Op* op) {
   b.setInsertionPoint(op);
   b.setLoc(op->loc());
   for (size_t i = 0; i < outs.size(); ++i) {
-    Value* c = b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(outs[i])))}});
+    Value* c = b.value("constant", {},
+                       {{"value", TensorRef(std::make_shared<Tensor>(std::move(outs[i])))}});
     op->result(i)->replaceAllUsesWith(c);
   }
   return true;
@@ -59,7 +63,8 @@ Value* simplify(Function& f, Op* op) {
     if (producer && producer->name() == "transpose") {
       const auto& inner = producer->attrs().getInts("perm");
       std::vector<int64_t> combined;
-      for (int64_t p : perm) combined.push_back(inner[static_cast<size_t>(p)]);
+      for (int64_t p : perm)
+        combined.push_back(inner[static_cast<size_t>(p)]);
       Builder b(f);
       b.setInsertionPoint(op);
       b.setLoc(op->loc());
@@ -82,7 +87,8 @@ bool canonicalize(Function& f) {
   while (again) {
     again = false;
     std::vector<Op*> order;
-    for (auto& op : f.ops()) order.push_back(op.get());
+    for (auto& op : f.ops())
+      order.push_back(op.get());
     for (Op* op : order) {
       if (!op->hasUses()) continue;
       if (foldConstant(f, op)) {

@@ -8,19 +8,23 @@
 namespace shardc {
 namespace {
 
-size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)); }
+size_t mix(size_t h, size_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+}
 
 // Cheap hash of an op's identity; tensors contribute their type and a sample of bytes.
 size_t hashOp(const Op& op) {
   size_t h = std::hash<const void*>()(&op.def());
-  for (Value* v : op.operands()) h = mix(h, std::hash<const void*>()(v));
+  for (Value* v : op.operands())
+    h = mix(h, std::hash<const void*>()(v));
   for (const auto& [name, attr] : op.attrs().entries()) {
     h = mix(h, std::hash<std::string>()(name));
     if (attr.kind() == AttrKind::Tensor) {
       const Tensor& t = attr.asTensor();
       h = mix(h, std::hash<std::string>()(t.type().str()));
       size_t step = t.byteSize() / 64 + 1;
-      for (size_t i = 0; i < t.byteSize(); i += step) h = mix(h, t.data()[i]);
+      for (size_t i = 0; i < t.byteSize(); i += step)
+        h = mix(h, t.data()[i]);
     }
   }
   return h;
@@ -51,7 +55,8 @@ bool eliminateCommonSubexpressions(Function& f) {
       seen.emplace(h, op);
       continue;
     }
-    for (size_t i = 0; i < op->numResults(); ++i) op->result(i)->replaceAllUsesWith(match->result(i));
+    for (size_t i = 0; i < op->numResults(); ++i)
+      op->result(i)->replaceAllUsesWith(match->result(i));
     f.eraseOp(op);
     changed = true;
   }

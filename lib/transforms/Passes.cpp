@@ -4,8 +4,7 @@ namespace shardc {
 
 const std::vector<PassInfo>& allPasses() {
   static const std::vector<PassInfo> passes = {
-      {"canonicalize", "fold constants and simplify identity and composed shape ops",
-       canonicalize},
+      {"canonicalize", "fold constants and simplify identity and composed shape ops", canonicalize},
       {"dce", "remove ops whose results are unused", eliminateDeadCode},
       {"cse", "merge identical ops", eliminateCommonSubexpressions},
   };

@@ -25,14 +25,16 @@ enum class Outcome { Pass, Unsupported, Fail };
 // ONNX's backend tests compare with rtol 1e-3 and atol 1e-7; results of float ops are
 // checked in float32, so allow a little absolute slack too.
 std::string compare(const Tensor& got, const Tensor& want) {
-  if (got.type() != want.type()) return "type " + got.type().str() + ", expected " + want.type().str();
+  if (got.type() != want.type())
+    return "type " + got.type().str() + ", expected " + want.type().str();
   for (int64_t i = 0; i < got.numel(); ++i) {
     if (isFloat(want.dtype())) {
       double a = got.getDouble(i), b = want.getDouble(i);
       if (std::isnan(a) && std::isnan(b)) continue;
       if (a == b) continue;
       if (!(std::fabs(a - b) <= 1e-5 + 1e-3 * std::fabs(b)))
-        return "element " + std::to_string(i) + ": " + std::to_string(a) + ", expected " + std::to_string(b);
+        return "element " + std::to_string(i) + ": " + std::to_string(a) + ", expected " +
+               std::to_string(b);
     } else if (got.getInt(i) != want.getInt(i)) {
       return "element " + std::to_string(i) + ": " + std::to_string(got.getInt(i)) + ", expected " +
              std::to_string(want.getInt(i));
@@ -52,7 +54,8 @@ Outcome runCase(const fs::path& dir, std::string& detail) {
   const Function& f = *m.module->functions()[0];
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   for (const fs::path& set : sets) {
     std::vector<Tensor> args, wants;
@@ -62,8 +65,11 @@ Outcome runCase(const fs::path& dir, std::string& detail) {
       size_t inputIndex = 0;
       for (size_t i = 0; i < f.numArguments(); ++i) {
         const Value* a = f.argument(i);
-        if (a->argKind() == ArgKind::Param) args.push_back(*m.weights.at(a->name()));
-        else args.push_back(readOnnxTensor((set / ("input_" + std::to_string(inputIndex++) + ".pb")).string()));
+        if (a->argKind() == ArgKind::Param)
+          args.push_back(*m.weights.at(a->name()));
+        else
+          args.push_back(
+              readOnnxTensor((set / ("input_" + std::to_string(inputIndex++) + ".pb")).string()));
       }
       for (size_t i = 0; i < f.results().size(); ++i)
         wants.push_back(readOnnxTensor((set / ("output_" + std::to_string(i) + ".pb")).string()));
@@ -102,11 +108,19 @@ int main(int argc, char** argv) {
   app.add_option("--suite", suites, "suites to run (default: all four)");
   app.add_option("--filter", filter, "only cases whose name contains this");
   app.add_flag("-v,--verbose", verbose, "one line per case, with the reason when not passing");
-  app.add_option("--min-pass", minPass, "also fail when fewer cases pass (guards against the importer "
-                                        "silently rejecting what it used to support)");
+  app.add_option("--min-pass", minPass,
+                 "also fail when fewer cases pass (guards against the importer "
+                 "silently rejecting what it used to support)");
+  bool listOps = false;
+  app.add_flag("--list-ops", listOps, "print the ONNX op types the importer maps, and exit");
   CLI11_PARSE(app, argc, argv);
+  if (listOps) {
+    for (const std::string& op : supportedOnnxOps()) std::cout << op << "\n";
+    return 0;
+  }
   if (!fs::is_directory(data)) {
-    std::cerr << "onnx-conformance: error: " << data << " is not a folder (install libonnx-testdata)\n";
+    std::cerr << "onnx-conformance: error: " << data
+              << " is not a folder (install libonnx-testdata)\n";
     return 1;
   }
   int totalPass = 0, totalFail = 0, totalUnsupported = 0;
@@ -118,29 +132,38 @@ int main(int argc, char** argv) {
     }
     std::vector<fs::path> cases;
     for (const auto& e : fs::directory_iterator(root))
-      if (fs::exists(e.path() / "model.onnx") && e.path().filename().string().find(filter) != std::string::npos)
+      if (fs::exists(e.path() / "model.onnx") &&
+          e.path().filename().string().find(filter) != std::string::npos)
         cases.push_back(e.path());
     std::sort(cases.begin(), cases.end());
     int pass = 0, fail = 0, unsupported = 0;
     for (const fs::path& c : cases) {
       std::string detail;
       Outcome o = runCase(c, detail);
-      if (o == Outcome::Pass) ++pass;
-      else if (o == Outcome::Fail) ++fail;
-      else ++unsupported;
+      if (o == Outcome::Pass)
+        ++pass;
+      else if (o == Outcome::Fail)
+        ++fail;
+      else
+        ++unsupported;
       if (o == Outcome::Fail || verbose)
-        std::cout << (o == Outcome::Pass ? "PASS " : o == Outcome::Fail ? "FAIL " : "UNSUPPORTED ") << suite << "/"
-                  << c.filename().string() << (detail.empty() ? "" : ": " + detail) << "\n";
+        std::cout << (o == Outcome::Pass   ? "PASS "
+                      : o == Outcome::Fail ? "FAIL "
+                                           : "UNSUPPORTED ")
+                  << suite << "/" << c.filename().string() << (detail.empty() ? "" : ": " + detail)
+                  << "\n";
     }
-    std::cout << suite << ": " << pass << " pass, " << fail << " fail, " << unsupported << " unsupported, of "
-              << cases.size() << "\n";
+    std::cout << suite << ": " << pass << " pass, " << fail << " fail, " << unsupported
+              << " unsupported, of " << cases.size() << "\n";
     totalPass += pass;
     totalFail += fail;
     totalUnsupported += unsupported;
   }
-  std::cout << "total: " << totalPass << " pass, " << totalFail << " fail, " << totalUnsupported << " unsupported\n";
+  std::cout << "total: " << totalPass << " pass, " << totalFail << " fail, " << totalUnsupported
+            << " unsupported\n";
   if (totalPass < minPass) {
-    std::cout << "error: only " << totalPass << " cases pass, expected at least " << minPass << "\n";
+    std::cout << "error: only " << totalPass << " cases pass, expected at least " << minPass
+              << "\n";
     return 1;
   }
   return totalFail ? 1 : 0;

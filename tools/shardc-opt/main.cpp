@@ -1,5 +1,6 @@
 // shardc-opt: reads text IR, runs the passes named on the command line, prints the result,
 // or executes a function with the reference interpreter (--run).
+#include "shardc/Version.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/ExpectedDiagnostics.h"
 #include "shardc/ir/IR.h"
@@ -13,7 +14,6 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 #include "shardc/transforms/Passes.h"
-#include "shardc/Version.h"
 
 #include <CLI/CLI.hpp>
 
@@ -49,9 +49,12 @@ void printShardingRules(const Module& m) {
     std::cout << "@" << f->name() << ":\n";
     for (const auto& op : f->ops()) {
       std::vector<TensorType> operands, results;
-      for (Value* v : op->operands()) operands.push_back(v->type());
-      for (size_t i = 0; i < op->numResults(); ++i) results.push_back(op->result(i)->type());
-      std::cout << "  " << op->name() << ": " << op->def().shardingRule(OpSig{operands, op->attrs()}, results).str() << "\n";
+      for (Value* v : op->operands())
+        operands.push_back(v->type());
+      for (size_t i = 0; i < op->numResults(); ++i)
+        results.push_back(op->result(i)->type());
+      std::cout << "  " << op->name() << ": "
+                << op->def().shardingRule(OpSig{operands, op->attrs()}, results).str() << "\n";
     }
   }
 }
@@ -118,7 +121,8 @@ int runFunction(const Module& m, const Options& o) {
     f = m.functions()[0].get();
   } else {
     f = m.findFunction("main");
-    if (!f) throw Error(o.input + " has several functions and none is @main; choose one with --function");
+    if (!f)
+      throw Error(o.input + " has several functions and none is @main; choose one with --function");
   }
   // Checked before running, so that a bad name leaves no partial output behind.
   if (!o.outputDir.empty())
@@ -143,7 +147,8 @@ int process(const Options& o) {
   if (m) verifyModule(*m, diags);
   if (o.verifyDiagnostics) {
     auto problems = checkExpectedDiagnostics(text, diags);
-    for (const auto& p : problems) std::cerr << p << "\n";
+    for (const auto& p : problems)
+      std::cerr << p << "\n";
     return problems.empty() ? 0 : 1;
   }
   if (diags.hasErrors()) {
@@ -162,7 +167,8 @@ int process(const Options& o) {
       pipeline.push_back(p);
     } else {
       std::string known = "verify";
-      for (const auto& p : allPasses()) known += ", " + p.name;
+      for (const auto& p : allPasses())
+        known += ", " + p.name;
       throw Error("unknown pass '" + name + "' (known: " + known + ")");
     }
     start = end + 1;
@@ -184,8 +190,10 @@ int process(const Options& o) {
     return 0;
   }
   std::string out = printModule(*m);
-  if (o.output.empty()) std::cout << out;
-  else writeFileAtomic(o.output, out);
+  if (o.output.empty())
+    std::cout << out;
+  else
+    writeFileAtomic(o.output, out);
   return 0;
 }
 
@@ -203,7 +211,9 @@ int main(int argc, char** argv) {
                "check errors against the file's // expected-error {{...}} comments");
   app.add_flag("--run", o.run, "execute the function with the reference interpreter");
   app.add_option("--function", o.function, "function to run (default: the only one, or @main)");
-  app.add_option("--input", o.inputs, "NAME=FILE.npy: value of an argument (others come from --input-dir, else are random)");
+  app.add_option(
+      "--input", o.inputs,
+      "NAME=FILE.npy: value of an argument (others come from --input-dir, else are random)");
   app.add_option("--input-dir", o.inputDir,
                  "read each argument not given by --input from DIR/<argument-name>.npy");
   app.add_option("--seed", o.seed, "seed for random arguments (default 0)");
@@ -211,7 +221,8 @@ int main(int argc, char** argv) {
                  "random integer arguments are drawn from [0, N) (default 2)")
       ->check(CLI::PositiveNumber);
   app.add_option("--output-dir", o.outputDir, "write each result as DIR/<result-name>.npy");
-  app.add_option("--print-limit", o.printLimit, "print whole tensors up to N elements (default 64)");
+  app.add_option("--print-limit", o.printLimit,
+                 "print whole tensors up to N elements (default 64)");
   app.add_flag("--list-ops", o.listOps, "list the registered ops and their attributes");
   app.add_flag("--list-passes", o.listPasses, "list the available passes");
   app.add_flag("--print-sharding-rules", o.printShardingRules,
@@ -227,7 +238,8 @@ int main(int argc, char** argv) {
   }
   if (o.listPasses) {
     std::cout << "verify: check the IR\n";
-    for (const auto& p : allPasses()) std::cout << p.name << ": " << p.summary << "\n";
+    for (const auto& p : allPasses())
+      std::cout << p.name << ": " << p.summary << "\n";
     return 0;
   }
   if (o.input.empty()) {

@@ -16,7 +16,8 @@ namespace {
 // Flags of the command-line contract whose stages are not built yet: accepted by the
 // parser so that using one gives a clear message instead of "unknown option".
 struct LaterFlags {
-  bool o0 = false, o1 = false, o3 = false, hypersection = false, dataParallel = false, autoPartition = false;
+  bool o0 = false, o1 = false, o3 = false, hypersection = false, dataParallel = false,
+       autoPartition = false;
   std::string rules, tensorParallel, mesh, strategy;
   std::vector<double> scaling;
   int64_t nChips = 0, worldSize = 0;
@@ -26,22 +27,24 @@ struct LaterFlags {
     c->add_flag("--o1", o1, "optimization level 1: fusion by rules (not supported yet)");
     c->add_flag("--o3", o3, "optimization level 3: whole graph (default)");
     c->add_option("--optimization-rules", rules, "fusion rules for -o1 (not supported yet)");
-    c->add_flag("--enable-hypersection", hypersection, "compile repeated subgraphs once (not supported yet)");
+    c->add_flag("--enable-hypersection", hypersection,
+                "compile repeated subgraphs once (not supported yet)");
     c->add_option("--resources-scaling-factors", scaling, "F F F [F] (not supported yet)");
     c->add_option("--tensor-parallel", tensorParallel, "batch|weight (not supported yet)");
     c->add_option("--n-chips", nChips, "chips for tensor parallelism (not supported yet)");
     c->add_flag("--data-parallel", dataParallel, "data parallel replicas (not supported yet)");
     c->add_option("--world-size", worldSize, "-ws N: data parallel replicas (not supported yet)");
     c->add_option("--mesh", mesh, "AXIS=N[,AXIS=N...] device mesh (not supported yet)");
-    c->add_flag("--auto-partition", autoPartition, "search for the partitioning (not supported yet)");
+    c->add_flag("--auto-partition", autoPartition,
+                "search for the partitioning (not supported yet)");
     c->add_option("--strategy", strategy, "manual shardings (not supported yet)");
   }
 
   void rejectUsed(CLI::App* c) const {
-    for (const char* name : {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
-                             "--resources-scaling-factors", "--tensor-parallel", "--n-chips",
-                             "--data-parallel", "--world-size", "--mesh", "--auto-partition",
-                             "--strategy"})
+    for (const char* name :
+         {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
+          "--resources-scaling-factors", "--tensor-parallel", "--n-chips", "--data-parallel",
+          "--world-size", "--mesh", "--auto-partition", "--strategy"})
       if (c->count(name)) {
         std::string shown = std::string(name) == "--world-size" ? "-ws/--world-size"
                             : std::string(name) == "--o0"       ? "-o0"
@@ -58,8 +61,10 @@ std::vector<std::string> normalizeArgs(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "-o0" || a == "-o1" || a == "-o3") a = "--" + a.substr(1);
-    else if (a == "-ws") a = "--world-size";
+    if (a == "-o0" || a == "-o1" || a == "-o3")
+      a = "--" + a.substr(1);
+    else if (a == "-ws")
+      a = "--world-size";
     args.push_back(a);
   }
   std::reverse(args.begin(), args.end()); // CLI11 takes argument vectors in reverse
@@ -75,14 +80,17 @@ int main(int argc, char** argv) {
 
   CompileOptions co;
   LaterFlags later;
-  CLI::App* compile = app.add_subcommand("compile", "compile a model (.onnx or text IR) into a PEF");
+  CLI::App* compile =
+      app.add_subcommand("compile", "compile a model (.onnx or text IR) into a PEF");
   compile->add_option("model", co.model, "the model: .onnx, or shardc text IR")->required();
   compile->add_option("--pef-name", co.pefName, "PEF name (default shardc-<date>-<time>-<pid>)");
-  compile->add_option("--output-folder", co.outputFolder, "writes DIR/NAME/NAME.pef and NAME.log (default ./out)");
+  compile->add_option("--output-folder", co.outputFolder,
+                      "writes DIR/NAME/NAME.pef and NAME.log (default ./out)");
   compile->add_flag("--inference", co.inference, "forward pass only (default: the training step)");
   TrainOptions& t = co.train;
   compile->add_option("--optimizer", t.optimizer, "training: sgd (default), adam or adamw");
-  compile->add_option("--learning-rate,--lr", t.learningRate, "training: learning rate (default 0.01)");
+  compile->add_option("--learning-rate,--lr", t.learningRate,
+                      "training: learning rate (default 0.01)");
   compile->add_option("--momentum", t.momentum, "sgd: momentum (default 0)");
   compile->add_flag("--nesterov", t.nesterov, "sgd: Nesterov momentum");
   compile->add_option("--weight-decay", t.weightDecay,
@@ -90,16 +98,20 @@ int main(int argc, char** argv) {
   compile->add_option("--beta1", t.beta1, "adam/adamw (default 0.9)");
   compile->add_option("--beta2", t.beta2, "adam/adamw (default 0.999)");
   compile->add_option("--eps", t.epsilon, "adam/adamw (default 1e-8)");
-  compile->add_option("--loss", t.loss, "add a loss on output 0: cross-entropy or mse (default: the "
-                                        "model's scalar output is the loss)");
-  compile->add_option("--labels", t.labels, "name of the labels input that --loss adds (default labels)");
-  compile->add_option("--freeze", t.freeze, "do not train parameters matching this shell pattern (repeatable)");
+  compile->add_option("--loss", t.loss,
+                      "add a loss on output 0: cross-entropy or mse (default: the "
+                      "model's scalar output is the loss)");
+  compile->add_option("--labels", t.labels,
+                      "name of the labels input that --loss adds (default labels)");
+  compile->add_option("--freeze", t.freeze,
+                      "do not train parameters matching this shell pattern (repeatable)");
   compile->add_option("-b,--batch-size", co.batchSize, "rebind the inputs' batch dimension (dim 0)")
       ->check(CLI::PositiveNumber);
   compile->add_option("--arch", co.arch, "target: native (default) or cpu");
   compile->add_flag("--verbose", co.verbose, "log each pass with its time on stderr");
   compile->add_flag("--debug", co.debug, "dump the IR after each pass that changed it, numbered");
-  compile->add_option("--log-dir", co.logDir, "where the log and debug dumps go (default: the PEF's folder)");
+  compile->add_option("--log-dir", co.logDir,
+                      "where the log and debug dumps go (default: the PEF's folder)");
   compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models");
   later.add(compile);
 
@@ -108,9 +120,11 @@ int main(int argc, char** argv) {
   run->add_option("--pef", ro.pef, "the PEF file")->required();
   run->add_option("--input", ro.inputs, "NAME=FILE.npy for each model input");
   run->add_option("--output-dir", ro.outputDir, "writes DIR/<output-name>.npy (default .)");
-  run->add_option("--steps", ro.steps, "training: steps on the batch; outputs stack along a new first axis");
+  run->add_option("--steps", ro.steps,
+                  "training: steps on the batch; outputs stack along a new first axis");
   run->add_option("--weights", ro.weights, "parameters from an .npz (as --save-weights writes)");
-  run->add_option("--save-weights", ro.saveWeights, "write the parameters after the run to an .npz");
+  run->add_option("--save-weights", ro.saveWeights,
+                  "write the parameters after the run to an .npz");
 
   std::string inspectPath;
   bool json = false;
@@ -119,8 +133,10 @@ int main(int argc, char** argv) {
   inspect->add_flag("--json", json, "machine-readable output");
 
   std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "compile" && first != "run" && first != "inspect") {
-    std::cerr << "shardc: error: unknown command '" << first << "' (commands: compile, run, inspect)\n";
+  if (!first.empty() && first[0] != '-' && first != "compile" && first != "run" &&
+      first != "inspect") {
+    std::cerr << "shardc: error: unknown command '" << first
+              << "' (commands: compile, run, inspect)\n";
     return 1;
   }
   try {
@@ -131,7 +147,8 @@ int main(int argc, char** argv) {
   try {
     if (compile->parsed()) {
       later.rejectUsed(compile);
-      for (int i = 0; i < argc; ++i) co.commandLine.push_back(argv[i]);
+      for (int i = 0; i < argc; ++i)
+        co.commandLine.push_back(argv[i]);
       CompileResult r = compileModel(co);
       std::cout << "wrote " << r.pefPath << "\n";
     } else if (run->parsed()) {

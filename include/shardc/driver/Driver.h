@@ -11,17 +11,17 @@
 namespace shardc {
 
 struct CompileOptions {
-  std::string model;                 // .onnx or text IR
-  std::string pefName;               // default: shardc-<date>-<time>-<pid>
+  std::string model;   // .onnx or text IR
+  std::string pefName; // default: shardc-<date>-<time>-<pid>
   std::string outputFolder = "out";
   bool inference = false;
   std::optional<int64_t> batchSize;
   std::string arch = "native";
   bool verbose = false;
   bool debug = false;
-  std::string logDir;                // default: the PEF's folder
-  uint64_t seed = 0;                 // initial values of text-IR parameters
-  TrainOptions train;                // without --inference
+  std::string logDir;                   // default: the PEF's folder
+  uint64_t seed = 0;                    // initial values of text-IR parameters
+  TrainOptions train;                   // without --inference
   std::vector<std::string> commandLine; // recorded in the PEF
 };
 

@@ -55,7 +55,8 @@ class AttrDict {
 public:
   AttrDict() = default;
   AttrDict(std::initializer_list<std::pair<std::string, Attr>> init) {
-    for (const auto& [k, v] : init) set(k, v);
+    for (const auto& [k, v] : init)
+      set(k, v);
   }
   void set(const std::string& name, Attr value);
   const Attr* find(std::string_view name) const;

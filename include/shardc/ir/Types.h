@@ -17,8 +17,12 @@ size_t dtypeSize(DType t);
 inline bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64;
 }
-inline bool isInteger(DType t) { return t == DType::I64 || t == DType::I32; }
-inline bool isBool(DType t) { return t == DType::I1; }
+inline bool isInteger(DType t) {
+  return t == DType::I64 || t == DType::I32;
+}
+inline bool isBool(DType t) {
+  return t == DType::I1;
+}
 
 using Shape = std::vector<int64_t>;
 

@@ -50,7 +50,8 @@ struct GradArgs {
 // Reverse-mode rule: one gradient per operand, nullptr where none flows (an index, a
 // condition, a piecewise-constant op).
 using GradFn = std::function<std::vector<Value*>(const GradArgs&)>;
-using ShardingRuleFn = std::function<ShardingRule(const OpSig&, const std::vector<TensorType>& results)>;
+using ShardingRuleFn =
+    std::function<ShardingRule(const OpSig&, const std::vector<TensorType>& results)>;
 
 struct OpDef {
   std::string name;
@@ -59,10 +60,10 @@ struct OpDef {
   int maxOperands = 1; // -1: any number
   std::vector<AttrSpec> attrs;
   ShapeFn inferTypes;
-  CostFn flops;  // floating-point operations; default 0
-  CostFn bytes;  // bytes moved; default: all operands read once, all results written once
+  CostFn flops; // floating-point operations; default 0
+  CostFn bytes; // bytes moved; default: all operands read once, all results written once
   KernelFn kernel;
-  GradFn gradient; // empty: not differentiable (autodiff rejects it on a gradient path)
+  GradFn gradient;             // empty: not differentiable (autodiff rejects it on a gradient path)
   ShardingRuleFn shardingRule; // factor-based rule; every op has one
 
   double flopCount(const OpSig& sig, const std::vector<TensorType>& results) const;

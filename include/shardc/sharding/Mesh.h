@@ -44,7 +44,9 @@ struct TensorSharding {
   std::vector<std::vector<std::string>> dims;
   std::vector<std::string> partial;
 
-  static TensorSharding replicated(int64_t rank) { return {std::vector<std::vector<std::string>>(static_cast<size_t>(rank)), {}}; }
+  static TensorSharding replicated(int64_t rank) {
+    return {std::vector<std::vector<std::string>>(static_cast<size_t>(rank)), {}};
+  }
   bool isReplicated() const;
   // "[{data}, {}]", with " partial{model}" when partial.
   std::string str() const;

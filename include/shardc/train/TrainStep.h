@@ -18,17 +18,17 @@ struct TrainOptions {
   std::string labels = "labels";
   std::string optimizer = "sgd"; // sgd | adam | adamw
   double learningRate = 0.01;
-  double momentum = 0.0;     // sgd
-  bool nesterov = false;     // sgd
-  double weightDecay = 0.0;  // sgd, adam: added to the gradient; adamw: decoupled
+  double momentum = 0.0;    // sgd
+  bool nesterov = false;    // sgd
+  double weightDecay = 0.0; // sgd, adam: added to the gradient; adamw: decoupled
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8; // adam, adamw
   // Parameters whose names match one of these shell-style patterns are not trained.
   std::vector<std::string> freeze;
 };
 
 struct TrainStepInfo {
-  std::vector<std::string> trained;    // parameters that get updated
-  std::vector<std::string> untrained;  // frozen, or with no gradient path to the loss
+  std::vector<std::string> trained;             // parameters that get updated
+  std::vector<std::string> untrained;           // frozen, or with no gradient path to the loss
   std::map<std::string, Tensor> optimizerState; // initial values of the new opt_state arguments
   std::string lossName;
 };
