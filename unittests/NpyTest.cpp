@@ -44,7 +44,8 @@ std::string npyBytes(const std::string& dict, const std::string& data, char majo
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
   std::string out = std::string("\x93NUMPY", 6) + major + '\0';
-  for (size_t i = 0; i < lenBytes; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  for (size_t i = 0; i < lenBytes; ++i)
+    out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
   return out + header + data;
 }
 
@@ -119,7 +120,8 @@ TEST(NpyTest, HeaderIsNumpyVersion1Aligned) {
     std::string s = serializeNpy(Tensor(TensorType{DType::F32, shape}));
     ASSERT_GE(s.size(), 10u);
     EXPECT_EQ(s.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-    size_t headerLen = static_cast<uint8_t>(s[8]) | (static_cast<size_t>(static_cast<uint8_t>(s[9])) << 8);
+    size_t headerLen =
+        static_cast<uint8_t>(s[8]) | (static_cast<size_t>(static_cast<uint8_t>(s[9])) << 8);
     EXPECT_EQ((10 + headerLen) % 64, 0u) << shapeStr(shape);
     EXPECT_EQ(s[10 + headerLen - 1], '\n');
   }
@@ -132,7 +134,8 @@ TEST(NpyTest, HeaderIsNumpyVersion1Aligned) {
 // Files written by numpy.save (see scripts/gen_npy_fixtures.py for the values).
 TEST(NpyTest, ReadsNumpyFloatFiles) {
   Tensor f32 = readNpy(fixturePath("f32_2x3"));
-  EXPECT_TRUE(f32.identical(Tensor::fromDoubles({DType::F32, {2, 3}}, {-1.5, 0.0, 0.25, 3.0, -0.0, 1e-30})));
+  EXPECT_TRUE(f32.identical(
+      Tensor::fromDoubles({DType::F32, {2, 3}}, {-1.5, 0.0, 0.25, 3.0, -0.0, 1e-30})));
   Tensor f64 = readNpy(fixturePath("f64_3"));
   EXPECT_TRUE(f64.identical(Tensor::fromDoubles({DType::F64, {3}}, {1.0 / 3.0, -2.5e300, 5e-324})));
   Tensor f16 = readNpy(fixturePath("f16_5"));
@@ -141,14 +144,18 @@ TEST(NpyTest, ReadsNumpyFloatFiles) {
 }
 
 TEST(NpyTest, ReadsNumpyIntegerAndBoolFiles) {
-  EXPECT_TRUE(readNpy(fixturePath("i64_3")).identical(Tensor::fromInts({DType::I64, {3}}, {INT64_MIN, 0, INT64_MAX})));
-  EXPECT_TRUE(readNpy(fixturePath("i32_2x2"))
-                  .identical(Tensor::fromInts({DType::I32, {2, 2}}, {INT32_MIN, -1, 0, INT32_MAX})));
-  EXPECT_TRUE(readNpy(fixturePath("bool_4")).identical(Tensor::fromInts({DType::I1, {4}}, {1, 0, 0, 1})));
+  EXPECT_TRUE(readNpy(fixturePath("i64_3"))
+                  .identical(Tensor::fromInts({DType::I64, {3}}, {INT64_MIN, 0, INT64_MAX})));
+  EXPECT_TRUE(
+      readNpy(fixturePath("i32_2x2"))
+          .identical(Tensor::fromInts({DType::I32, {2, 2}}, {INT32_MIN, -1, 0, INT32_MAX})));
+  EXPECT_TRUE(
+      readNpy(fixturePath("bool_4")).identical(Tensor::fromInts({DType::I1, {4}}, {1, 0, 0, 1})));
 }
 
 TEST(NpyTest, ReadsNumpyScalarAndEmptyFiles) {
-  EXPECT_TRUE(readNpy(fixturePath("scalar_f32")).identical(Tensor::fromDoubles({DType::F32, {}}, {3.5})));
+  EXPECT_TRUE(
+      readNpy(fixturePath("scalar_f32")).identical(Tensor::fromDoubles({DType::F32, {}}, {3.5})));
   EXPECT_EQ(readNpy(fixturePath("empty_f32_0x3")).type(), (TensorType{DType::F32, {0, 3}}));
   EXPECT_EQ(readNpy(fixturePath("empty_i64_2x0x2")).type(), (TensorType{DType::I64, {2, 0, 2}}));
 }
@@ -177,11 +184,19 @@ TEST(NpyTest, RejectsUnsupportedNumpyFiles) {
     return std::string();
   };
   std::string f = err("fortran_f32_2x3");
-  EXPECT_NE(f.find(fixturePath("fortran_f32_2x3") + ": Fortran-order .npy arrays are not supported"), std::string::npos) << f;
+  EXPECT_NE(
+      f.find(fixturePath("fortran_f32_2x3") + ": Fortran-order .npy arrays are not supported"),
+      std::string::npos)
+      << f;
   std::string b = err("bigendian_f32_3");
-  EXPECT_NE(b.find(fixturePath("bigendian_f32_3") + ": big-endian .npy dtype '>f4' is not supported"), std::string::npos) << b;
+  EXPECT_NE(
+      b.find(fixturePath("bigendian_f32_3") + ": big-endian .npy dtype '>f4' is not supported"),
+      std::string::npos)
+      << b;
   std::string u = err("u8_3");
-  EXPECT_NE(u.find(fixturePath("u8_3") + ": unsupported .npy dtype '|u1' (supported:"), std::string::npos) << u;
+  EXPECT_NE(u.find(fixturePath("u8_3") + ": unsupported .npy dtype '|u1' (supported:"),
+            std::string::npos)
+      << u;
   std::string c = err("c64_2");
   EXPECT_NE(c.find("unsupported .npy dtype '<c8'"), std::string::npos) << c;
 }
@@ -214,8 +229,10 @@ TEST(NpyTest, RejectsTruncatedFilesAtEveryLength) {
 
 TEST(NpyTest, RejectsWrongDataLength) {
   std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
-  EXPECT_EQ(npyError(npyBytes(dict, f32Data({1, 2}))), "x.npy: expected 12 data bytes for f32[3], file has 8");
-  EXPECT_EQ(npyError(npyBytes(dict, f32Data({1, 2, 3, 4}))), "x.npy: expected 12 data bytes for f32[3], file has 16");
+  EXPECT_EQ(npyError(npyBytes(dict, f32Data({1, 2}))),
+            "x.npy: expected 12 data bytes for f32[3], file has 8");
+  EXPECT_EQ(npyError(npyBytes(dict, f32Data({1, 2, 3, 4}))),
+            "x.npy: expected 12 data bytes for f32[3], file has 16");
   EXPECT_EQ(npyError(npyBytes(dict, f32Data({1, 2, 3}))), "");
 }
 
@@ -224,7 +241,8 @@ TEST(NpyTest, HugeShapeInHeaderIsAnErrorNotAnAllocation) {
   std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }";
   EXPECT_EQ(npyError(npyBytes(dict, f32Data({1}))),
             "x.npy: expected 4000000000000 data bytes for f32[1000000,1000000], file has 4");
-  std::string tooBig = "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }";
+  std::string tooBig =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }";
   EXPECT_EQ(npyError(npyBytes(tooBig, "")), "x.npy: shape (99999999999, 99999999999) is too large");
 }
 
@@ -260,13 +278,15 @@ TEST(NpyTest, FileErrorsNameTheFile) {
     readNpy(dir.file("missing.npy"));
     ADD_FAILURE() << "reading a missing file succeeded";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), dir.file("missing.npy") + ": cannot open: No such file or directory");
+    EXPECT_EQ(std::string(e.what()),
+              dir.file("missing.npy") + ": cannot open: No such file or directory");
   }
   try {
     writeNpy(dir.file("no/such/dir/t.npy"), Tensor(TensorType{DType::F32, {1}}));
     ADD_FAILURE() << "writing into a missing directory succeeded";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(dir.file("no/such/dir/t.npy") + ": cannot write", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(dir.file("no/such/dir/t.npy") + ": cannot write", 0), 0u)
+        << e.what();
   }
 }
 

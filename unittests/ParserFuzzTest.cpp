@@ -71,7 +71,9 @@ bool parseChecked(std::string_view text, const std::string& what) {
   std::unique_ptr<Module> m = parseModule(text, diags);
   if (m) verifyModule(*m, diags);
   uint32_t lines = static_cast<uint32_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-  if (!m) EXPECT_TRUE(diags.hasErrors()) << what << ": parse failed without a diagnostic";
+  if (!m) {
+    EXPECT_TRUE(diags.hasErrors()) << what << ": parse failed without a diagnostic";
+  }
   for (const Diagnostic& d : diags.diagnostics()) {
     EXPECT_GE(d.loc.line, 1u) << what << ": " << diags.format(d);
     EXPECT_LE(d.loc.line, lines) << what << ": " << diags.format(d);
@@ -109,18 +111,36 @@ void mutate(std::string& s, std::mt19937& rng) {
   }
   size_t at = pick(s.size());
   switch (pick(6)) {
-  case 0: s[at] = byte(); break;
-  case 1: s.insert(s.begin() + static_cast<std::ptrdiff_t>(at), byte()); break;
-  case 2: s.erase(at, 1); break;
+  case 0:
+    s[at] = byte();
+    break;
+  case 1:
+    s.insert(s.begin() + static_cast<std::ptrdiff_t>(at), byte());
+    break;
+  case 2:
+    s.erase(at, 1);
+    break;
   case 3: {
     size_t len = std::min<size_t>(1 + pick(16), s.size() - at);
     s.insert(pick(s.size()), s.substr(at, len));
     break;
   }
   case 4: { // replace the number at or after `at` by an edge value, to reach the shape rules
-    static const char* kNumbers[] = {"0", "1", "-1", "2", "-2", "3", "65536", "2147483648",
-                                     "-9223372036854775808", "9223372036854775807",
-                                     "281474976710656", "1e308", "nan", "-inf", "0.5"};
+    static const char* kNumbers[] = {"0",
+                                     "1",
+                                     "-1",
+                                     "2",
+                                     "-2",
+                                     "3",
+                                     "65536",
+                                     "2147483648",
+                                     "-9223372036854775808",
+                                     "9223372036854775807",
+                                     "281474976710656",
+                                     "1e308",
+                                     "nan",
+                                     "-inf",
+                                     "0.5"};
     size_t b = s.find_first_of("0123456789", at);
     if (b == std::string::npos) break;
     if (b > 0 && s[b - 1] == '-') --b;
@@ -128,14 +148,17 @@ void mutate(std::string& s, std::mt19937& rng) {
     s.replace(b, (e == std::string::npos ? s.size() : e) - b, kNumbers[pick(std::size(kNumbers))]);
     break;
   }
-  default: s.erase(at, 1 + pick(16)); break;
+  default:
+    s.erase(at, 1 + pick(16));
+    break;
   }
 }
 
 TEST(ParserFuzzTest, FindsTheCorpus) {
   auto files = irFiles();
   auto has = [&](const std::string& rel) {
-    return std::any_of(files.begin(), files.end(), [&](const fs::path& p) { return sourceRelative(p) == rel; });
+    return std::any_of(files.begin(), files.end(),
+                       [&](const fs::path& p) { return sourceRelative(p) == rel; });
   };
   EXPECT_TRUE(has("examples/mlp.ir"));
   EXPECT_TRUE(has("test/IR/roundtrip.ir"));
@@ -148,7 +171,8 @@ TEST(ParserFuzzTest, ValidFilesRoundTrip) {
     EXPECT_TRUE(parseChecked(text, rel)) << rel << " should parse";
   }
   int parsed = 0;
-  for (const Unit& u : units()) parsed += parseChecked(u.text, u.name);
+  for (const Unit& u : units())
+    parsed += parseChecked(u.text, u.name);
   EXPECT_GE(parsed, 2);
 }
 
@@ -170,22 +194,28 @@ std::vector<size_t> cutPoints(const std::string& text) {
       if (commentStart == std::string::npos || i <= commentStart + 4) cuts.push_back(i);
       if (i == size) break;
       char c = text[i];
-      if (c == '\n') inString = false, commentStart = std::string::npos;
-      else if (commentStart != std::string::npos) continue;
-      else if (c == '"' && (i == 0 || text[i - 1] != '\\')) inString = !inString;
-      else if (!inString && c == '/' && i + 1 < size && text[i + 1] == '/') commentStart = i;
+      if (c == '\n')
+        inString = false, commentStart = std::string::npos;
+      else if (commentStart != std::string::npos)
+        continue;
+      else if (c == '"' && (i == 0 || text[i - 1] != '\\'))
+        inString = !inString;
+      else if (!inString && c == '/' && i + 1 < size && text[i + 1] == '/')
+        commentStart = i;
     }
     return cuts;
   }
   size_t count = std::max<size_t>(64, kParseBudgetBytes / size);
-  for (size_t i = 0; i <= count; ++i) cuts.push_back(size * i / count);
+  for (size_t i = 0; i <= count; ++i)
+    cuts.push_back(size * i / count);
   return cuts;
 }
 
 TEST(ParserFuzzTest, EveryPrefix) {
   for (const Unit& u : units()) {
     for (size_t n : cutPoints(u.text)) {
-      parseChecked(std::string_view(u.text).substr(0, n), u.name + " truncated to " + std::to_string(n) + " bytes");
+      parseChecked(std::string_view(u.text).substr(0, n),
+                   u.name + " truncated to " + std::to_string(n) + " bytes");
       if (::testing::Test::HasFailure()) return; // one broken file would print thousands
     }
   }
@@ -198,13 +228,15 @@ TEST(ParserFuzzTest, RandomMutations) {
   for (const Unit& u : units()) {
     // Seeded by the unit's name (FNV-1a), so a failure reproduces whatever other files exist.
     uint32_t seed = 2166136261u;
-    for (char c : u.name) seed = (seed ^ static_cast<uint8_t>(c)) * 16777619u;
+    for (char c : u.name)
+      seed = (seed ^ static_cast<uint8_t>(c)) * 16777619u;
     std::mt19937 rng(seed);
     int budget = static_cast<int>(std::max<size_t>(8, kParseBudgetBytes / (u.text.size() + 1)));
     for (int i = 0; i < std::min(mutantsPerUnit, budget); ++i) {
       std::string mutant = u.text;
       int edits = 1 + static_cast<int>(rng() % 4);
-      for (int e = 0; e < edits; ++e) mutate(mutant, rng);
+      for (int e = 0; e < edits; ++e)
+        mutate(mutant, rng);
       parseChecked(mutant, u.name + " mutant " + std::to_string(i));
       if (::testing::Test::HasFailure()) {
         ADD_FAILURE() << "first failing mutant of " << u.name << ":\n" << mutant;

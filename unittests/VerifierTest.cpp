@@ -1,9 +1,9 @@
 // The verifier checks that only IR built in C++ can fail (the parser rejects the same
 // mistakes in text before the verifier sees them), each checked by its exact message.
+#include "shardc/ir/Verifier.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
-#include "shardc/ir/Verifier.h"
 #include "shardc/ops/OpRegistry.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +16,8 @@ const TensorType kF32x2{DType::F32, {2}};
 
 std::vector<std::string> messages(const DiagEngine& d) {
   std::vector<std::string> out;
-  for (const auto& diag : d.diagnostics()) out.push_back(diag.message);
+  for (const auto& diag : d.diagnostics())
+    out.push_back(diag.message);
   return out;
 }
 
@@ -56,9 +57,11 @@ TEST(VerifierTest, ArgumentWithInvalidShape) {
   Function f("f");
   Value* x = f.addArgument("x", kF32x2, ArgKind::Input);
   f.addArgument("neg", TensorType{DType::F32, {-1}}, ArgKind::Input);
-  f.addArgument("big", TensorType{DType::F32, {int64_t(1) << 40, int64_t(1) << 40}}, ArgKind::Input);
+  f.addArgument("big", TensorType{DType::F32, {int64_t(1) << 40, int64_t(1) << 40}},
+                ArgKind::Input);
   f.addResult("r", x);
-  EXPECT_EQ(verify(f), (Msgs{"argument 'neg' has an invalid shape", "argument 'big' has an invalid shape"}));
+  EXPECT_EQ(verify(f),
+            (Msgs{"argument 'neg' has an invalid shape", "argument 'big' has an invalid shape"}));
 }
 
 TEST(VerifierTest, OperandUsedBeforeDefinition) {
@@ -89,7 +92,8 @@ TEST(VerifierTest, OpDisagreesWithShapeRule) {
   const OpDef* neg = OpRegistry::get().lookup("neg");
   Op* op = f.insertOp(f.ops().end(), neg, {x}, {TensorType{DType::F32, {3}}}, {}, {});
   f.addResult("r", op->result());
-  EXPECT_EQ(verify(f), Msgs{"'neg' op result 0 is declared f32[3], but the shape rule gives f32[2]"});
+  EXPECT_EQ(verify(f),
+            Msgs{"'neg' op result 0 is declared f32[3], but the shape rule gives f32[2]"});
 }
 
 TEST(VerifierTest, OpWithWrongResultCount) {
@@ -111,8 +115,9 @@ TEST(VerifierTest, OpWithWrongArityOrAttributes) {
   f.addResult("a", add->result());
   f.addResult("b", neg->result());
   f.addResult("c", tr->result());
-  EXPECT_EQ(verify(f), (Msgs{"'add' op expects 2 operands, got 1", "'neg' op has no attribute 'axis'",
-                             "'transpose' op requires attribute 'perm'"}));
+  EXPECT_EQ(verify(f),
+            (Msgs{"'add' op expects 2 operands, got 1", "'neg' op has no attribute 'axis'",
+                  "'transpose' op requires attribute 'perm'"}));
 }
 
 TEST(VerifierTest, OpMissingDefaultedAttribute) {
@@ -172,7 +177,8 @@ TEST(VerifierTest, TiedResultChecks) {
   f.addResult("c", m, 2);
   f.addResult("d", m, 2);
   f.addResult("e", w, 1);
-  EXPECT_EQ(verify(f), (Msgs{"result 'a' is tied to input 'x'; only param and opt_state arguments are updated in place",
+  EXPECT_EQ(verify(f), (Msgs{"result 'a' is tied to input 'x'; only param and opt_state arguments "
+                             "are updated in place",
                              "result 'b' has type f32[2] but is tied to 'w' of type f32[3]",
                              "argument 'm' is tied to more than one result",
                              "argument 'w' is tied to more than one result"}));
@@ -188,9 +194,11 @@ TEST(VerifierTest, ReportsEveryProblemAtItsLocation) {
   DiagEngine diags("m.ir");
   EXPECT_FALSE(verifyFunction(f, diags));
   ASSERT_EQ(diags.diagnostics().size(), 2u);
-  EXPECT_EQ(diags.format(diags.diagnostics()[0]), "m.ir:3:1: error: argument name 'x' is used twice in @f");
-  EXPECT_EQ(diags.format(diags.diagnostics()[1]),
-            "m.ir:5:7: error: 'neg' op result 0 is declared f32[3], but the shape rule gives f32[2]");
+  EXPECT_EQ(diags.format(diags.diagnostics()[0]),
+            "m.ir:3:1: error: argument name 'x' is used twice in @f");
+  EXPECT_EQ(
+      diags.format(diags.diagnostics()[1]),
+      "m.ir:5:7: error: 'neg' op result 0 is declared f32[3], but the shape rule gives f32[2]");
 }
 
 TEST(VerifierTest, BuiltInMemoryHasNoPosition) {
@@ -211,7 +219,8 @@ TEST(VerifierTest, FunctionDefinedTwiceInModule) {
   DiagEngine diags("m.ir");
   EXPECT_FALSE(verifyModule(m, diags));
   ASSERT_EQ(diags.diagnostics().size(), 1u);
-  EXPECT_EQ(diags.format(diags.diagnostics()[0]), "m.ir:5:1: error: function @main is defined twice");
+  EXPECT_EQ(diags.format(diags.diagnostics()[0]),
+            "m.ir:5:1: error: function @main is defined twice");
 }
 
 TEST(VerifierTest, ModuleCollectsErrorsOfEveryFunction) {
