@@ -118,7 +118,7 @@ void registerReshape(OpRegistry& r) {
   d.bytes = [](const OpSig&, const std::vector<TensorType>&) { return 0.0; };
   d.kernel = [](const KernelArgs& a) {
     Tensor out(a.resultTypes[0]);
-    std::memcpy(out.data(), a.inputs[0]->data(), out.byteSize());
+    if (out.byteSize()) std::memcpy(out.data(), a.inputs[0]->data(), out.byteSize()); // empty: no buffer
     return std::vector<Tensor>{std::move(out)};
   };
   d.gradient = [](const GradArgs& a) {
