@@ -160,6 +160,13 @@ std::vector<int64_t> Context::constantInts(size_t i, const std::string& what) {
   return t.toInts();
 }
 
+int64_t Context::axis(int64_t axis, int64_t rank) const {
+  auto n = normalizeAxis(axis, rank);
+  if (!n)
+    fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return *n;
+}
+
 Entry Context::scalar(DType t, double v) {
   Tensor s(TensorType{t, {}});
   s.setDouble(0, v);

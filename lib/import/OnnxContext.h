@@ -62,6 +62,8 @@ public:
   // As constantInput, failing with a message that names `what` when not constant.
   const Tensor& requireConstant(size_t i, const std::string& what);
   std::vector<int64_t> constantInts(size_t i, const std::string& what);
+  // `axis` normalized against `rank`, failing when it is out of range.
+  int64_t axis(int64_t axis, int64_t rank) const;
 
   bool hasAttr(const std::string& name) const;
   // Marks an attribute as deliberately ignored (it cannot change the result). Every other

@@ -8,13 +8,6 @@
 namespace shardc::onnximport {
 namespace {
 
-int64_t axisOf(Context& c, int64_t axis, int64_t rank) {
-  auto n = normalizeAxis(axis, rank);
-  if (!n)
-    c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return *n;
-}
-
 // Indices as i64 with negative ones counted from the end of a dimension of size n.
 Entry wrapIndices(Context& c, Entry idx, int64_t n) {
   if (!isInteger(c.typeOf(idx).dtype))
@@ -138,7 +131,7 @@ std::vector<Entry> gatherElements(Context& c) {
   TensorType dt = c.typeOf(data), it = c.typeOf(idx);
   if (dt.rank() != it.rank() || dt.rank() == 0)
     c.fail("data " + dt.str() + " and indices " + it.str() + " must have the same rank >= 1");
-  int64_t axis = axisOf(c, c.attrInt("axis", 0), dt.rank());
+  int64_t axis = c.axis(c.attrInt("axis", 0), dt.rank());
   for (int64_t i = 0; i < dt.rank(); ++i)
     if (i != axis && it.shape[static_cast<size_t>(i)] > dt.shape[static_cast<size_t>(i)])
       c.fail("indices " + it.str() + " are larger than data " + dt.str() + " in dimension " +
@@ -155,7 +148,7 @@ std::vector<Entry> scatterElements(Context& c) {
   if (dt.rank() != it.rank() || it.shape != ut.shape || ut.dtype != dt.dtype)
     c.fail("data " + dt.str() + ", indices " + it.str() + " and updates " + ut.str() +
            " must have the same rank, and indices and updates the same shape");
-  int64_t axis = axisOf(c, c.attrInt("axis", 0), dt.rank());
+  int64_t axis = c.axis(c.attrInt("axis", 0), dt.rank());
   std::string reduction = c.opset() >= 16 ? c.attrString("reduction", "none") : "none";
   if (reduction != "none" && reduction != "add")
     c.fail("reduction '" + reduction + "' is not supported yet (supported: none, add)");

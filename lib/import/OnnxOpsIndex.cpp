@@ -8,13 +8,6 @@
 namespace shardc::onnximport {
 namespace {
 
-int64_t axisOf(Context& c, int64_t axis, int64_t rank) {
-  auto n = normalizeAxis(axis, rank);
-  if (!n)
-    c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return *n;
-}
-
 Entry i64Vector(Context& c, const std::vector<int64_t>& v) {
   return c.constant(Tensor::fromInts(TensorType{DType::I64, {static_cast<int64_t>(v.size())}}, v));
 }
@@ -30,7 +23,7 @@ std::vector<Entry> oneHot(Context& c) {
   if (depth < 1) c.fail("depth must be positive, got " + std::to_string(depth));
   if (vt.numel() != 2 || vt.rank() != 1)
     c.fail("values must be [off_value, on_value], got " + vt.str());
-  int64_t axis = axisOf(c, c.attrInt("axis", -1), it.rank() + 1);
+  int64_t axis = c.axis(c.attrInt("axis", -1), it.rank() + 1);
   // Non-integer indices are cast to int64 first, as the spec says.
   if (it.dtype != DType::I64) idx = c.emit1("cast", {idx}, {{"to", DType::I64}});
   Entry negative = c.emit1("compare", {idx, c.scalar(DType::I64, 0)}, {{"direction", "lt"}});
@@ -120,7 +113,7 @@ std::vector<Entry> pad(Context& c) {
     }
     if (c.hasInput(3))
       for (int64_t a : c.constantInts(3, "axes"))
-        axes.push_back(axisOf(c, a, static_cast<int64_t>(rank)));
+        axes.push_back(c.axis(a, static_cast<int64_t>(rank)));
   } else {
     pads = c.attrInts("pads");
     value = c.scalar(t.dtype, c.attrFloat("value", 0.0f));

@@ -200,14 +200,11 @@ ImportFn softmaxLike(AxisFn fn) {
     Entry x = c.in(0);
     Shape s = c.typeOf(x).shape;
     int64_t rank = static_cast<int64_t>(s.size());
-    int64_t axis = c.attrInt("axis", c.opset() >= 13 ? -1 : 1);
-    auto n = normalizeAxis(axis, rank);
-    if (!n)
-      c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-    if (c.opset() >= 13 || *n == rank - 1) return std::vector<Entry>{fn(c, x, *n)};
+    int64_t axis = c.axis(c.attrInt("axis", c.opset() >= 13 ? -1 : 1), rank);
+    if (c.opset() >= 13 || axis == rank - 1) return std::vector<Entry>{fn(c, x, axis)};
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < rank; ++i)
-      (i < *n ? outer : inner) *= s[static_cast<size_t>(i)];
+      (i < axis ? outer : inner) *= s[static_cast<size_t>(i)];
     Entry flat = c.emit1("reshape", {x}, {{"shape", std::vector<int64_t>{outer, inner}}});
     return c.emit("reshape", {fn(c, flat, 1)}, {{"shape", s}});
   };

@@ -82,14 +82,10 @@ std::vector<Entry> layerNormalization(Context& c) {
   if (c.numInputs() < 2) c.fail("LayerNormalization needs X and Scale");
   Entry x = c.in(0), scale = c.in(1);
   TensorType xt = c.typeOf(x);
-  int64_t axis = c.attrInt("axis", -1);
-  auto n = normalizeAxis(axis, xt.rank());
-  if (!n)
-    c.fail("axis " + std::to_string(axis) + " is out of range for rank " +
-           std::to_string(xt.rank()));
-  TensorType norm{xt.dtype, Shape(xt.shape.begin() + *n, xt.shape.end())};
+  int64_t axis = c.axis(c.attrInt("axis", -1), xt.rank());
+  TensorType norm{xt.dtype, Shape(xt.shape.begin() + axis, xt.shape.end())};
   float epsilon = c.attrFloat("epsilon", 1e-5f);
-  AttrDict attrs{{"axis", *n}, {"epsilon", static_cast<double>(epsilon)}};
+  AttrDict attrs{{"axis", axis}, {"epsilon", static_cast<double>(epsilon)}};
   bool exact = c.typeOf(scale) == norm && (!c.hasInput(2) || c.typeOf(c.in(2)) == norm);
   std::vector<Entry> out;
   if (exact) {
@@ -104,7 +100,7 @@ std::vector<Entry> layerNormalization(Context& c) {
     out.push_back(y);
   }
   if (c.numOutputs() > 1) {
-    std::vector<Entry> stats = layerNormStatistics(c, x, *n, epsilon);
+    std::vector<Entry> stats = layerNormStatistics(c, x, axis, epsilon);
     out.insert(out.end(), stats.begin(), stats.end());
   } else {
     c.ignoreAttr("stash_type"); // layer_norm normalizes in double precision anyway

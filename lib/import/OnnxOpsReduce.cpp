@@ -9,13 +9,6 @@
 namespace shardc::onnximport {
 namespace {
 
-int64_t axisOf(Context& c, int64_t axis, int64_t rank) {
-  auto n = normalizeAxis(axis, rank);
-  if (!n)
-    c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return *n;
-}
-
 // The axes a Reduce* node reduces: from the attribute, or (ReduceSum from opset 13, the
 // others from 18) the optional second input; no axes means all of them, or none (nullopt)
 // with noop_with_empty_axes.
@@ -103,7 +96,7 @@ Entry reduceProd(Context& c, Entry x, const AttrDict& r) {
   int64_t rank = c.typeOf(x).rank();
   std::vector<int64_t> axes;
   for (int64_t a : r.getInts("axes"))
-    axes.push_back(axisOf(c, a, rank));
+    axes.push_back(c.axis(a, rank));
   for (int64_t a : axes)
     x = productAlong(c, x, a);
   if (r.getBool("keepdims")) return x;
@@ -130,7 +123,7 @@ ImportFn argExtremum(bool isMin) {
   return [isMin](Context& c) {
     Entry x = c.in(0);
     TensorType t = c.typeOf(x);
-    int64_t axis = axisOf(c, c.attrInt("axis", 0), t.rank());
+    int64_t axis = c.axis(c.attrInt("axis", 0), t.rank());
     bool last = c.attrInt("select_last_index", 0) != 0;
     if (isMin)
       x = isFloat(t.dtype) ? c.emit1("neg", {x}) : c.emit1("sub", {c.scalar(t.dtype, -1), x});
@@ -160,7 +153,7 @@ std::vector<Entry> cumSum(Context& c) {
   // A 1-D input has one valid axis (0, or -1), which need not be known at compile time.
   int64_t axis = t.rank() == 1 && !c.constantInput(1)
                      ? 0
-                     : axisOf(c, c.requireConstant(1, "axis").getInt(0), t.rank());
+                     : c.axis(c.requireConstant(1, "axis").getInt(0), t.rank());
   int64_t n = t.shape[static_cast<size_t>(axis)];
   bool reverse = c.attrInt("reverse", 0) != 0, exclusive = c.attrInt("exclusive", 0) != 0;
   if (n == 0) return {x};

@@ -10,13 +10,6 @@
 namespace shardc::onnximport {
 namespace {
 
-int64_t axisOf(Context& c, int64_t axis, int64_t rank) {
-  auto n = normalizeAxis(axis, rank);
-  if (!n)
-    c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return *n;
-}
-
 Tensor intVector(const std::vector<int64_t>& v) {
   return Tensor::fromInts(TensorType{DType::I64, {static_cast<int64_t>(v.size())}}, v);
 }
@@ -82,7 +75,7 @@ std::vector<Entry> squeeze(Context& c) {
       drop[i] = s[i] == 1;
   } else {
     for (int64_t a : axes) {
-      int64_t n = axisOf(c, a, rank);
+      int64_t n = c.axis(a, rank);
       if (s[static_cast<size_t>(n)] != 1)
         c.fail("cannot squeeze dimension " + std::to_string(n) + " of size " +
                std::to_string(s[static_cast<size_t>(n)]));
@@ -103,7 +96,7 @@ std::vector<Entry> unsqueeze(Context& c) {
   int64_t outRank = static_cast<int64_t>(s.size() + axes.size());
   std::vector<bool> inserted(static_cast<size_t>(outRank), false);
   for (int64_t a : axes) {
-    int64_t n = axisOf(c, a, outRank);
+    int64_t n = c.axis(a, outRank);
     if (inserted[static_cast<size_t>(n)]) c.fail("axis " + std::to_string(a) + " is given twice");
     inserted[static_cast<size_t>(n)] = true;
   }
@@ -146,7 +139,7 @@ std::vector<Entry> slice(Context& c) {
     c.fail("starts, ends, axes and steps must have the same length");
   std::vector<int64_t> start(s.size(), 0), limit(s.begin(), s.end()), stride(s.size(), 1);
   for (size_t i = 0; i < axes.size(); ++i) {
-    size_t a = static_cast<size_t>(axisOf(c, axes[i], rank));
+    size_t a = static_cast<size_t>(c.axis(axes[i], rank));
     int64_t d = s[a];
     if (steps[i] <= 0)
       c.fail("slices with a step of " + std::to_string(steps[i]) +
@@ -162,7 +155,7 @@ std::vector<Entry> slice(Context& c) {
 std::vector<Entry> split(Context& c) {
   Entry x = c.in(0);
   Shape s = c.typeOf(x).shape;
-  int64_t axis = axisOf(c, c.attrInt("axis", 0), static_cast<int64_t>(s.size()));
+  int64_t axis = c.axis(c.attrInt("axis", 0), static_cast<int64_t>(s.size()));
   std::vector<int64_t> sizes;
   if (c.opset() >= 13) {
     if (c.hasInput(1)) sizes = c.constantInts(1, "split");
@@ -190,13 +183,13 @@ std::vector<Entry> concat(Context& c) {
   for (size_t i = 0; i < c.numInputs(); ++i)
     xs.push_back(c.in(i));
   if (xs.empty()) c.fail("Concat needs at least one input");
-  return c.emit("concat", xs, {{"axis", axisOf(c, c.attrInt("axis"), c.typeOf(xs[0]).rank())}});
+  return c.emit("concat", xs, {{"axis", c.axis(c.attrInt("axis"), c.typeOf(xs[0]).rank())}});
 }
 
 std::vector<Entry> gather(Context& c) {
   Entry x = c.in(0);
   return c.emit("gather", {x, c.in(1)},
-                {{"axis", axisOf(c, c.attrInt("axis", 0), c.typeOf(x).rank())}});
+                {{"axis", c.axis(c.attrInt("axis", 0), c.typeOf(x).rank())}});
 }
 
 std::vector<Entry> expand(Context& c) {

@@ -118,7 +118,8 @@ void registerReshape(OpRegistry& r) {
   d.bytes = [](const OpSig&, const std::vector<TensorType>&) { return 0.0; };
   d.kernel = [](const KernelArgs& a) {
     Tensor out(a.resultTypes[0]);
-    if (out.byteSize()) std::memcpy(out.data(), a.inputs[0]->data(), out.byteSize()); // empty: no buffer
+    if (out.byteSize())
+      std::memcpy(out.data(), a.inputs[0]->data(), out.byteSize()); // empty: no buffer
     return std::vector<Tensor>{std::move(out)};
   };
   d.gradient = [](const GradArgs& a) {
@@ -163,6 +164,27 @@ void registerBroadcast(OpRegistry& r) {
   };
   d.shardingRule = elementwiseRule;
   r.add(std::move(d));
+}
+
+// Slice and pad: a dim whose size changes needs replication (its elements move between
+// devices); a dim left whole passes through.
+ShardingRule resizedDimsRule(const OpSig& sig, const std::vector<TensorType>& res) {
+  const Shape& in = sig.operands[0].shape;
+  ShardingRule rule;
+  ShardingRule::Dims a, b;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (res[0].shape[d] == in[d]) {
+      int f = rule.addFactor(in[d]);
+      a.push_back({f});
+      b.push_back({f});
+    } else {
+      a.push_back({rule.addFactor(in[d], FactorKind::NeedReplication)});
+      b.push_back({rule.addFactor(res[0].shape[d], FactorKind::NeedReplication)});
+    }
+  }
+  rule.operands = {a};
+  rule.results = {b};
+  return rule;
 }
 
 void registerSlice(OpRegistry& r) {
@@ -222,25 +244,7 @@ void registerSlice(OpRegistry& r) {
     return std::vector<Value*>{
         a.b.value("pad", {g}, {{"low", low}, {"high", high}, {"interior", interior}})};
   };
-  // A dim cut to part of its range needs replication; a dim taken whole passes through.
-  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    const Shape& in = sig.operands[0].shape;
-    ShardingRule rule;
-    ShardingRule::Dims a, b;
-    for (size_t d = 0; d < in.size(); ++d) {
-      if (res[0].shape[d] == in[d]) {
-        int f = rule.addFactor(in[d]);
-        a.push_back({f});
-        b.push_back({f});
-      } else {
-        a.push_back({rule.addFactor(in[d], FactorKind::NeedReplication)});
-        b.push_back({rule.addFactor(res[0].shape[d], FactorKind::NeedReplication)});
-      }
-    }
-    rule.operands = {a};
-    rule.results = {b};
-    return rule;
-  };
+  d.shardingRule = resizedDimsRule;
   r.add(std::move(d));
 }
 
@@ -460,24 +464,7 @@ void registerPad(OpRegistry& r) {
     return std::vector<Value*>{a.b.value("slice", {gradOrZero(a, 0)},
                                          {{"start", start}, {"limit", limit}, {"stride", stride}})};
   };
-  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    const Shape& in = sig.operands[0].shape;
-    ShardingRule rule;
-    ShardingRule::Dims a, b;
-    for (size_t d = 0; d < in.size(); ++d) {
-      if (res[0].shape[d] == in[d]) {
-        int f = rule.addFactor(in[d]);
-        a.push_back({f});
-        b.push_back({f});
-      } else {
-        a.push_back({rule.addFactor(in[d], FactorKind::NeedReplication)});
-        b.push_back({rule.addFactor(res[0].shape[d], FactorKind::NeedReplication)});
-      }
-    }
-    rule.operands = {a};
-    rule.results = {b};
-    return rule;
-  };
+  d.shardingRule = resizedDimsRule;
   r.add(std::move(d));
 }
 

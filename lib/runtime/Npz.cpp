@@ -26,9 +26,11 @@ uint32_t crc32(const std::string& data) {
   return c ^ 0xffffffffu;
 }
 
-void put(std::string& s, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    s += static_cast<char>((v >> (8 * i)) & 0xff);
+// Appends each (value, byte count) little-endian.
+void putFields(std::string& s, std::initializer_list<std::pair<uint64_t, int>> fields) {
+  for (auto [v, bytes] : fields)
+    for (int i = 0; i < bytes; ++i)
+      s += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
 uint64_t get(const std::string& s, size_t at, int bytes, const std::string& path) {
@@ -49,49 +51,41 @@ void writeNpz(const std::string& path, const std::vector<std::pair<std::string, 
       throw Error(path + ": archives over 4 GiB are not supported");
     uint32_t crc = crc32(data);
     uint64_t offset = out.size();
-    // Local header: version 2.0, no flags, stored, DOS date 1980-01-01.
-    put(out, 0x04034b50, 4);
-    put(out, 20, 2);
-    put(out, 0, 2);
-    put(out, 0, 2);
-    put(out, 0, 2);
-    put(out, 0x21, 2);
-    put(out, crc, 4);
-    put(out, data.size(), 4);
-    put(out, data.size(), 4);
-    put(out, member.size(), 2);
-    put(out, 0, 2);
+    // Fields the local header and the central directory entry share: version 2.0 needed,
+    // no flags, stored, DOS time 0 of 1980-01-01, CRC, sizes, name length, no extra field.
+    auto common = [&](std::string& s) {
+      putFields(s, {{20, 2},
+                    {0, 2},
+                    {0, 2},
+                    {0, 2},
+                    {0x21, 2},
+                    {crc, 4},
+                    {data.size(), 4},
+                    {data.size(), 4},
+                    {member.size(), 2},
+                    {0, 2}});
+    };
+    putFields(out, {{0x04034b50, 4}});
+    common(out);
     out += member;
     out += data;
-    put(central, 0x02014b50, 4);
-    put(central, 20, 2);
-    put(central, 20, 2);
-    put(central, 0, 2);
-    put(central, 0, 2);
-    put(central, 0, 2);
-    put(central, 0x21, 2);
-    put(central, crc, 4);
-    put(central, data.size(), 4);
-    put(central, data.size(), 4);
-    put(central, member.size(), 2);
-    put(central, 0, 2);
-    put(central, 0, 2);
-    put(central, 0, 2);
-    put(central, 0, 2);
-    put(central, 0, 4);
-    put(central, offset, 4);
+    putFields(central, {{0x02014b50, 4}, {20, 2}}); // signature, made by version 2.0
+    common(central);
+    // No comment, disk 0, no attributes, then where the local header starts.
+    putFields(central, {{0, 2}, {0, 2}, {0, 2}, {0, 4}, {offset, 4}});
     central += member;
   }
   uint64_t cdOffset = out.size();
   out += central;
-  put(out, 0x06054b50, 4);
-  put(out, 0, 2);
-  put(out, 0, 2);
-  put(out, tensors.size(), 2);
-  put(out, tensors.size(), 2);
-  put(out, central.size(), 4);
-  put(out, cdOffset, 4);
-  put(out, 0, 2);
+  // End of central directory: one disk, the entry counts, directory size and offset.
+  putFields(out, {{0x06054b50, 4},
+                  {0, 2},
+                  {0, 2},
+                  {tensors.size(), 2},
+                  {tensors.size(), 2},
+                  {central.size(), 4},
+                  {cdOffset, 4},
+                  {0, 2}});
   writeFileAtomic(path, out);
 }
 
