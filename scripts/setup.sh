@@ -24,6 +24,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev llvm-14-tools libbenchmark-dev python3
   # ONNX's backend test cases, for the importer's conformance test
   libonnx-testdata
+  # distribution: one device per MPI rank
+  libopenmpi-dev openmpi-bin
   # fixtures: reference values come from numpy and PyTorch
   python3-numpy python3-torch python3-onnx
   # style

@@ -1,5 +1,6 @@
 # lit configuration for shardc's text-IR tests.
 import os
+import shutil
 
 import lit.formats
 
@@ -16,3 +17,9 @@ config.substitutions.append(("%shardc-bin", os.path.join(config.shardc_tools_dir
 config.substitutions.append(("%shardc ", os.path.join(config.shardc_tools_dir, "shardc") + " "))
 config.substitutions.append(("%shardc-opt", os.path.join(config.shardc_tools_dir, "shardc-opt")))
 config.substitutions.append(("%python", config.python_executable))
+
+# MPI tests (REQUIRES: mpi) need mpirun; as root it refuses to start without the first flag.
+mpirun = shutil.which("mpirun")
+if mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", mpirun + " --allow-run-as-root --oversubscribe"))

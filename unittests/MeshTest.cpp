@@ -89,3 +89,58 @@ TEST(MeshTest, CheckShardingNamesDimensionAndAxis) {
   EXPECT_EQ(localShape(parseSharding("[{data, model}, {}]"), t, m), (Shape{1, 6}));
   EXPECT_EQ(localShape(parseSharding("[{model}, {}] partial{data}"), t, m), (Shape{4, 6}));
 }
+
+TEST(MeshTest, ChunkedDimensionsRoundTrip) {
+  TensorSharding s = parseSharding("[{}, {model}:3]");
+  EXPECT_EQ(s.chunksOf(0), 1);
+  EXPECT_EQ(s.chunksOf(1), 3);
+  EXPECT_EQ(s.chunksOf(5), 1);
+  for (const char* text : {"[{}, {model}:3]", "[{data, model}:2, {}:4] partial{seq}", "[{}:3]"}) {
+    TensorSharding t = parseSharding(text);
+    EXPECT_EQ(t.str(), text);
+    EXPECT_EQ(parseSharding(t.str()), t);
+  }
+  // One chunk is no chunking, however it is written.
+  EXPECT_EQ(parseSharding("[{model}:1, {}]").str(), "[{model}, {}]");
+  EXPECT_EQ(parseSharding("[{model}:1, {}]"), parseSharding("[{model}, {}]"));
+  EXPECT_TRUE(parseSharding("[{model}:1, {}]").chunks.empty());
+  EXPECT_FALSE(parseSharding("[{model}:3]") == parseSharding("[{model}]"));
+  EXPECT_EQ(parseSharding(" [ {model} : 3 ] ").str(), "[{model}:3]");
+  EXPECT_EQ(shardingError("[{model}:0]"),
+            "sharding '[{model}:0]': chunk count '0' must be a positive integer");
+  EXPECT_EQ(shardingError("[{model}:x]"),
+            "sharding '[{model}:x]': chunk count 'x' must be a positive integer");
+  EXPECT_EQ(shardingError("[{model}:-2]"),
+            "sharding '[{model}:-2]': chunk count '-2' must be a positive integer");
+}
+
+TEST(MeshTest, SetChunksKeepsOneCountPerDimension) {
+  TensorSharding s = TensorSharding::replicated(3);
+  s.setChunks(1, 1);
+  EXPECT_TRUE(s.chunks.empty());
+  s.setChunks(2, 4);
+  EXPECT_EQ(s.chunks, (std::vector<int64_t>{1, 1, 4}));
+  EXPECT_EQ(s.str(), "[{}, {}, {}:4]");
+}
+
+TEST(MeshTest, CheckShardingCountsChunks) {
+  Mesh m = Mesh::parse("data=4,model=2");
+  TensorType t{DType::F32, {8, 12}};
+  EXPECT_EQ(checkSharding(parseSharding("[{}, {model}:3]"), t, m), "");
+  EXPECT_EQ(checkSharding(parseSharding("[{}, {model}:6]"), t, m), "");
+  EXPECT_EQ(checkSharding(parseSharding("[{}, {model}:4]"), t, m),
+            "dimension 1 of f32[8,12] (size 12) does not divide evenly over {model} (2 devices "
+            "per chunk of 4)");
+  EXPECT_EQ(checkSharding(parseSharding("[{}, {data, model}:3]"), t, m),
+            "dimension 1 of f32[8,12] (size 12) does not divide evenly over {data, model} (8 "
+            "devices per chunk of 3)");
+  EXPECT_EQ(checkSharding(parseSharding("[{}:3, {}]"), t, m),
+            "dimension 0 of f32[8,12] (size 8) does not divide evenly over {} (1 devices per chunk "
+            "of 3)");
+  TensorSharding bad = parseSharding("[{}, {model}]");
+  bad.chunks = {3};
+  EXPECT_EQ(checkSharding(bad, t, m),
+            "sharding [{}:3, {model}] has chunk counts for 1 of its 2 dimensions");
+  // Every device holds its slice of each chunk: n / ways elements, as without chunks.
+  EXPECT_EQ(localShape(parseSharding("[{data}, {model}:3]"), t, m), (Shape{2, 6}));
+}

@@ -32,7 +32,10 @@ const std::set<std::string> kNumericallyTested = {
     "constant", "iota", "gather", "scatter_add",
     // ConvOpTest.cpp
     "conv2d", "max_pool2d", "avg_pool2d", "conv2d_backward_input", "conv2d_backward_filter",
-    "max_pool2d_backward", "avg_pool2d_backward"};
+    "max_pool2d_backward", "avg_pool2d_backward",
+    // CollectivesTest.cpp
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
+    "shard_slice"};
 
 TEST(OpRegistryTest, EveryOpHasNumericTests) {
   std::set<std::string> registered;
@@ -145,6 +148,13 @@ std::vector<FlopCase> flopCases() {
        {f32t({1, 1, 2, 2})},
        {{"kernel", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"input_shape", Ints{1, 1, 4, 4}}},
        16},
+      // Collectives communicate; the additions of a reduction are not counted.
+      {"all_reduce", {x}, {{"axes", "data"}, {"group", 2}}, 0},
+      {"all_gather", {x}, {{"axes", "data"}, {"group", 2}, {"dim", 1}}, 0},
+      {"reduce_scatter", {x}, {{"axes", "data"}, {"group", 2}, {"dim", 0}}, 0},
+      {"all_to_all", {x}, {{"axes", "data"}, {"group", 2}, {"split_dim", 0}, {"concat_dim", 1}}, 0},
+      {"collective_permute", {x}, {{"axes", "data"}, {"group", 2}, {"pairs", Ints{0, 1, 1, 0}}}, 0},
+      {"shard_slice", {x}, {{"axes", "model"}, {"group", 2}, {"dim", 0}}, 0},
   };
 }
 

@@ -1,12 +1,13 @@
 // Robustness of the text-IR parser on every .ir file of the source tree (examples/ and
 // test/): every prefix and a few hundred deterministic byte mutations of each file must
 // parse or fail with a positioned diagnostic, never crash; whatever parses must print to
-// text that parses back to the same text.
+// text that parses back to the same text, with and without its sharding annotations.
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Parser.h"
 #include "shardc/ir/Printer.h"
 #include "shardc/ir/Verifier.h"
+#include "shardc/sharding/Annotations.h"
 #include "shardc/support/FileUtil.h"
 
 #include <gtest/gtest.h>
@@ -63,23 +64,52 @@ std::vector<Unit> units() {
   return out;
 }
 
-// Parses `text`; on failure checks that there is a diagnostic inside the text. On success
-// verifies the module and checks that printing is a fixed point. Returns whether it parsed;
-// `what` names the input in failure messages.
-bool parseChecked(std::string_view text, const std::string& what) {
-  DiagEngine diags("fuzz.ir");
-  std::unique_ptr<Module> m = parseModule(text, diags);
-  if (m) verifyModule(*m, diags);
+void expectLocated(const DiagEngine& diags, std::string_view text, const std::string& what) {
   uint32_t lines = static_cast<uint32_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-  if (!m) {
-    EXPECT_TRUE(diags.hasErrors()) << what << ": parse failed without a diagnostic";
-  }
   for (const Diagnostic& d : diags.diagnostics()) {
     EXPECT_GE(d.loc.line, 1u) << what << ": " << diags.format(d);
     EXPECT_LE(d.loc.line, lines) << what << ": " << diags.format(d);
     EXPECT_GE(d.loc.col, 1u) << what << ": " << diags.format(d);
   }
+}
+
+// The plan from a parsed module's annotations, if they are valid, prints to text that gives
+// the same plan back.
+void checkAnnotations(const Module& m, const ParsedAnnotations& annotations, std::string_view text,
+                      const std::string& what) {
+  DiagEngine diags("fuzz.ir");
+  ShardingPlan plan = planFromAnnotations(annotations, diags);
+  expectLocated(diags, text, what);
+  if (diags.hasErrors()) return;
+  std::string printed = printShardedModule(m, plan);
+  DiagEngine again("printed.ir");
+  ParsedAnnotations reparsed;
+  std::unique_ptr<Module> m2 = parseModule(printed, again, reparsed);
+  ShardingPlan plan2 = m2 ? planFromAnnotations(reparsed, again) : ShardingPlan();
+  if (again.hasErrors()) {
+    ADD_FAILURE() << what << ": printed annotations do not parse back: "
+                  << again.format(again.diagnostics()[0]) << "\n"
+                  << printed;
+    return;
+  }
+  EXPECT_EQ(printShardedModule(*m2, plan2), printed)
+      << what << ": printing annotations is not a fixed point";
+}
+
+// Parses `text`; on failure checks that there is a diagnostic inside the text. On success
+// verifies the module and checks that printing is a fixed point, with and without the
+// annotations. Returns whether it parsed; `what` names the input in failure messages.
+bool parseChecked(std::string_view text, const std::string& what) {
+  DiagEngine diags("fuzz.ir");
+  ParsedAnnotations annotations;
+  std::unique_ptr<Module> m = parseModule(text, diags, annotations);
+  if (m) verifyModule(*m, diags);
+  if (!m) {
+    EXPECT_TRUE(diags.hasErrors()) << what << ": parse failed without a diagnostic";
+  }
+  expectLocated(diags, text, what);
   if (!m) return false;
+  checkAnnotations(*m, annotations, text, what);
   std::string printed = printModule(*m);
   DiagEngine again("printed.ir");
   std::unique_ptr<Module> m2 = parseModule(printed, again);
@@ -166,7 +196,8 @@ TEST(ParserFuzzTest, FindsTheCorpus) {
 
 TEST(ParserFuzzTest, ValidFilesRoundTrip) {
   // These must parse, so that the round-trip check below is not vacuous.
-  for (const char* rel : {"examples/mlp.ir", "test/IR/roundtrip.ir"}) {
+  for (const char* rel :
+       {"examples/mlp.ir", "test/IR/roundtrip.ir", "test/sharding/annotations.ir"}) {
     std::string text = readFile((fs::path(SHARDC_SOURCE_DIR) / rel).string());
     EXPECT_TRUE(parseChecked(text, rel)) << rel << " should parse";
   }

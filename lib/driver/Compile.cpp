@@ -1,3 +1,4 @@
+#include "Partition.h"
 #include "shardc/Version.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/import/OnnxImporter.h"
@@ -6,8 +7,11 @@
 #include "shardc/ir/Parser.h"
 #include "shardc/ir/Printer.h"
 #include "shardc/ir/Verifier.h"
+#include "shardc/ops/OpRegistry.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/runtime/TensorFormat.h"
+#include "shardc/sharding/Annotations.h"
+#include "shardc/sharding/Strategy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 #include "shardc/train/TrainStep.h"
@@ -184,7 +188,43 @@ CompileResult compileModel(const CompileOptions& o) {
     pef.outputs.push_back({r.name, r.value->type()});
     pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
   }
-  pef.programs.push_back({{0}, f.name(), printModule(*m.module)});
+  std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
+  if (o.partition.requested()) {
+    auto p0 = std::chrono::steady_clock::now();
+    Partitioned part = partitionProgram(f, o.partition, [&](const std::string& s) { log.line(s); });
+    Function& local = *part.program.module->functions()[0];
+    for (const char* passName : {"cse", "dce"})
+      findPass(passName)->run(local);
+    for (const MeshAxis& a : part.plan.mesh().axes())
+      pef.mesh.emplace_back(a.name, a.size);
+    PefProgram prog;
+    for (int64_t d = 0; d < part.plan.mesh().numDevices(); ++d)
+      prog.devices.push_back(d);
+    prog.entry = local.name();
+    prog.ir = printModule(*part.program.module);
+    for (const TensorSharding& s : part.program.argShardings)
+      prog.argShardings.push_back(s.str());
+    for (const TensorSharding& s : part.program.resultShardings)
+      prog.resultShardings.push_back(s.str());
+    pef.programs.push_back(std::move(prog));
+    std::map<std::string, int> collectives;
+    for (const auto& op : local.ops())
+      if (op->def().communicates) ++collectives[op->name()];
+    std::string counts;
+    for (const auto& [kind, n] : collectives)
+      counts += " " + kind + " x" + std::to_string(n);
+    log.line("partitioned: per-device program of " + std::to_string(local.ops().size()) +
+             " ops; collectives:" + (counts.empty() ? " none" : counts) + " (" +
+             std::to_string(std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - p0)
+                                .count()) +
+             " ms)");
+    artifacts.emplace_back(name + ".strategy", writeStrategy(f, part.plan));
+    artifacts.emplace_back(name + ".sharded.ir", printShardedModule(*m.module, part.plan));
+    if (o.debug) artifacts.emplace_back(name + ".origins.txt", printShardingOrigins(f, part.plan));
+  } else {
+    pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}});
+  }
   log.line("program: " + std::to_string(f.ops().size()) + " ops, " +
            std::to_string(pef.inputs.size()) + " inputs, " + std::to_string(pef.outputs.size()) +
            " outputs, " + std::to_string(paramCount) + " parameters (" +
@@ -193,6 +233,8 @@ CompileResult compileModel(const CompileOptions& o) {
   fs::create_directories(dir);
   CompileResult r{(dir / (name + ".pef")).string(), (logDir / (name + ".log")).string()};
   writePef(r.pefPath, pef);
+  for (const auto& [file, text] : artifacts)
+    writeFileAtomic((dir / file).string(), text);
   log.line("wrote " + r.pefPath + " (" + elapsed() + ")");
   fs::create_directories(logDir);
   writeFileAtomic(r.logPath, log.text());

@@ -1,5 +1,7 @@
+#include "shardc/cost/Memory.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
 #include "shardc/pef/Pef.h"
 
 #include <nlohmann/json.hpp>
@@ -15,6 +17,54 @@ nlohmann::json tensorJson(const PefTensor& t) {
           {"dtype", std::string(dtypeName(t.type.dtype))},
           {"shape", t.type.shape},
           {"bytes", t.type.bytes()}};
+}
+
+// What a partitioned program holds and sends per device.
+struct PartitionInfo {
+  struct Arg {
+    std::string name, kind, sharding;
+    TensorType whole, local;
+  };
+  struct Collective {
+    std::string kind, axes, value;
+    int64_t group, bytes;
+  };
+  std::vector<Arg> args;
+  std::vector<Collective> collectives;
+  int64_t paramBytes = 0, stateBytes = 0, inputBytes = 0, peakActivations = 0;
+};
+
+PartitionInfo partitionInfo(const LoadedPef& l) {
+  PartitionInfo info;
+  const Function& f = *l.entry;
+  std::map<std::string, TensorType> whole;
+  for (const auto& b : l.pef.buffers)
+    whole[b.tensor.name] = b.tensor.type;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    const Value* a = f.argument(i);
+    info.args.push_back({a->name(), std::string(argKindName(a->argKind())),
+                         l.argShardings[i].str(), whole.at(a->name()), a->type()});
+    int64_t& total = a->argKind() == ArgKind::Param      ? info.paramBytes
+                     : a->argKind() == ArgKind::OptState ? info.stateBytes
+                                                         : info.inputBytes;
+    total += a->type().bytes();
+  }
+  for (const auto& op : f.ops()) {
+    if (!op->def().communicates || op->name() == "shard_slice") continue;
+    std::vector<TensorType> in{op->operand(0)->type()}, out{op->result(0)->type()};
+    const Value* v = op->operand(0);
+    while (!v->isArgument() && v->name().empty() && v->definingOp()->numOperands() == 1 &&
+           v->definingOp()->name() == "reshape")
+      v = v->definingOp()->operand(0); // name the value a chunked collective works on
+    std::string value = v->name().empty() ? "(line " + std::to_string(op->loc().line) + ")"
+                                          : "%" + v->name();
+    info.collectives.push_back({op->name(), op->attrs().getString("axes"), value,
+                                op->attrs().getInt("group"),
+                                static_cast<int64_t>(op->def().byteCount(
+                                    OpSig{in, op->attrs()}, out))});
+  }
+  info.peakActivations = peakActivationBytes(f);
+  return info;
 }
 
 } // namespace
@@ -63,13 +113,39 @@ std::string inspectPef(const std::string& path, bool json) {
     j["optimizer_state_bytes"] = stateBytes;
     j["op_count"] = l.entry->ops().size();
     j["ops"] = opCounts;
+    if (l.partitioned()) {
+      PartitionInfo info = partitionInfo(l);
+      nlohmann::json pj;
+      pj["devices"] = l.mesh.numDevices();
+      pj["arguments"] = nlohmann::json::array();
+      for (const auto& a : info.args)
+        pj["arguments"].push_back({{"name", a.name},
+                                   {"kind", a.kind},
+                                   {"sharding", a.sharding},
+                                   {"shape", a.whole.shape},
+                                   {"local_shape", a.local.shape},
+                                   {"local_bytes", a.local.bytes()}});
+      pj["per_device_bytes"] = {{"parameters", info.paramBytes},
+                                {"optimizer_state", info.stateBytes},
+                                {"inputs", info.inputBytes},
+                                {"peak_activations", info.peakActivations}};
+      pj["collectives"] = nlohmann::json::array();
+      for (const auto& c : info.collectives)
+        pj["collectives"].push_back({{"kind", c.kind},
+                                     {"axes", c.axes},
+                                     {"group", c.group},
+                                     {"value", c.value},
+                                     {"bytes_per_step", c.bytes}});
+      j["partition"] = pj;
+    }
     return j.dump(2) + "\n";
   }
   std::ostringstream os;
   os << "PEF " << path << "\n";
   os << "  format version " << kPefFormatVersion << ", shardc " << p.shardcVersion << ", created "
      << p.createdUtc << "\n";
-  os << "  mode: " << p.mode << ", arch: " << p.arch << ", devices: 1\n";
+  os << "  mode: " << p.mode << ", arch: " << p.arch << ", devices: "
+     << (l.partitioned() ? l.mesh.numDevices() : 1) << "\n";
   os << "  compile args:";
   for (const auto& a : p.compileArgs)
     os << " " << a;
@@ -98,6 +174,23 @@ std::string inspectPef(const std::string& path, bool json) {
     first = false;
   }
   os << ")\n";
+  if (!l.partitioned()) return os.str();
+  PartitionInfo info = partitionInfo(l);
+  os << "  mesh: " << l.mesh.str() << "\n  shardings (whole -> per device):\n";
+  for (const auto& a : info.args)
+    os << "    " << a.kind << " " << a.name << ": " << a.whole.str() << " " << a.sharding
+       << " -> " << a.local.str() << "\n";
+  os << "  per device: parameters " << info.paramBytes << " bytes, optimizer state "
+     << info.stateBytes << " bytes, inputs " << info.inputBytes << " bytes, peak activations "
+     << info.peakActivations << " bytes\n";
+  int64_t total = 0;
+  for (const auto& c : info.collectives)
+    total += c.bytes;
+  os << "  collectives: " << info.collectives.size() << ", " << total
+     << " bytes sent per device per step\n";
+  for (const auto& c : info.collectives)
+    os << "    " << c.kind << " " << c.value << " over {" << c.axes << "} (" << c.group
+       << " devices): " << c.bytes << " bytes\n";
   return os.str();
 }
 

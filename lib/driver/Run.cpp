@@ -2,6 +2,9 @@
 #include "shardc/ir/IR.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/runtime/Interpreter.h"
+#include "shardc/runtime/MpiCollectives.h"
+#include "shardc/runtime/ShardTensor.h"
+#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/runtime/Npy.h"
 #include "shardc/runtime/Npz.h"
 #include "shardc/support/Error.h"
@@ -9,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 namespace shardc {
 namespace {
@@ -53,6 +57,98 @@ std::string fileNameFor(std::string name) {
   return name == "." || name == ".." ? "_" + name : name;
 }
 
+// Runs the program step by step on one device, on threads as devices, or as this MPI rank's
+// device, on whole arguments; returns whole outputs (on MPI rank 0 only).
+class Executor {
+public:
+  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs)
+      : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)) {
+    if (!l.partitioned()) return;
+    int64_t n = l.mesh.numDevices();
+    if (mpi::launchedByMpi()) {
+      comm_ = std::make_unique<MpiCollectives>(l.mesh); // checks one device per rank
+      local_.push_back(shard(comm_->device()));
+    } else {
+      if (n > kMaxThreadDevices)
+        throw Error("the PEF's mesh " + l.mesh.str() + " has " + std::to_string(n) +
+                    " devices; one process simulates at most " +
+                    std::to_string(kMaxThreadDevices) + " (run it under mpirun -np " +
+                    std::to_string(n) + ")");
+      for (int64_t d = 0; d < n; ++d)
+        local_.push_back(shard(d));
+    }
+  }
+
+  // One step; the whole value of every result that is not tied to an argument (empty
+  // tensors on MPI ranks other than 0).
+  std::vector<Tensor> step() {
+    if (!l_.partitioned()) return keep(interpret(f_, whole_), whole_);
+    if (comm_) return keep(interpret(f_, local_[0], comm_.get()), local_[0]);
+    auto results = runOnDevices(f_, l_.mesh, local_);
+    for (size_t d = 0; d < results.size(); ++d)
+      keepLocal(results[d], local_[d]);
+    std::vector<Tensor> out;
+    for (size_t i = 0; i < f_.results().size(); ++i) {
+      if (f_.results()[i].tiedArg >= 0) continue;
+      std::vector<Tensor> pieces;
+      for (auto& r : results)
+        pieces.push_back(std::move(r[i]));
+      out.push_back(assemble(pieces, l_.resultShardings[i], l_.mesh));
+    }
+    return out;
+  }
+
+  // The whole value of argument i now (on MPI rank 0 only).
+  Tensor argument(size_t i) {
+    if (!l_.partitioned()) return whole_[i];
+    if (comm_) return gatherWhole(local_[0][i], l_.argShardings[i]);
+    std::vector<Tensor> pieces;
+    for (const auto& dev : local_)
+      pieces.push_back(dev[i]);
+    return assemble(pieces, l_.argShardings[i], l_.mesh);
+  }
+
+private:
+  static constexpr int64_t kMaxThreadDevices = 256;
+
+  std::vector<Tensor> shard(int64_t device) const {
+    std::vector<Tensor> args;
+    for (size_t i = 0; i < whole_.size(); ++i)
+      args.push_back(shardOf(whole_[i], l_.argShardings[i], l_.mesh, device));
+    return args;
+  }
+
+  // Tied results replace their arguments; the others are returned.
+  std::vector<Tensor> keep(std::vector<Tensor> results, std::vector<Tensor>& args) {
+    std::vector<Tensor> out;
+    for (size_t i = 0; i < results.size(); ++i) {
+      int64_t tied = f_.results()[i].tiedArg;
+      if (tied >= 0)
+        args[static_cast<size_t>(tied)] = std::move(results[i]);
+      else
+        out.push_back(comm_ ? gatherWhole(results[i], l_.resultShardings[i])
+                            : std::move(results[i]));
+    }
+    return out;
+  }
+  void keepLocal(std::vector<Tensor>& results, std::vector<Tensor>& args) {
+    for (size_t i = 0; i < results.size(); ++i)
+      if (int64_t tied = f_.results()[i].tiedArg; tied >= 0)
+        args[static_cast<size_t>(tied)] = results[i];
+  }
+
+  Tensor gatherWhole(const Tensor& local, const TensorSharding& s) {
+    std::vector<Tensor> pieces = mpi::gatherToRoot(local);
+    return pieces.empty() ? Tensor() : assemble(pieces, s, l_.mesh);
+  }
+
+  const LoadedPef& l_;
+  const Function& f_;
+  std::vector<Tensor> whole_;
+  std::vector<std::vector<Tensor>> local_; // per device (one under MPI)
+  std::unique_ptr<MpiCollectives> comm_;
+};
+
 } // namespace
 
 void runPef(const RunOptions& o) {
@@ -80,6 +176,9 @@ void runPef(const RunOptions& o) {
     }
   }
 
+  std::map<std::string, TensorType> inputTypes; // whole types
+  for (const auto& in : l.pef.inputs)
+    inputTypes[in.name] = in.type;
   std::vector<Tensor> args;
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
@@ -87,43 +186,42 @@ void runPef(const RunOptions& o) {
       args.push_back(state.at(a->name()));
       continue;
     }
+    const TensorType& type = inputTypes.at(a->name());
     auto it = files.find(a->name());
     if (it == files.end())
-      throw Error("missing input '" + a->name() + "' (" + a->type().str() + "); pass --input " +
+      throw Error("missing input '" + a->name() + "' (" + type.str() + "); pass --input " +
                   a->name() + "=FILE.npy");
     Tensor t = readNpy(it->second);
-    if (t.type() != a->type())
-      throw Error("input '" + a->name() + "' expects " + a->type().str() + ", " + it->second +
+    if (t.type() != type)
+      throw Error("input '" + a->name() + "' expects " + type.str() + ", " + it->second +
                   " holds " + t.type().str());
     args.push_back(std::move(t));
   }
 
-  std::vector<std::vector<Tensor>> perStep(f.results().size());
-  for (int64_t s = 0; s < o.steps; ++s) {
-    std::vector<Tensor> results = interpret(f, args);
-    for (size_t i = 0; i < results.size(); ++i) {
-      int64_t tied = f.results()[i].tiedArg;
-      if (tied >= 0)
-        args[static_cast<size_t>(tied)] = std::move(results[i]); // updated in place
-      else
-        perStep[i].push_back(std::move(results[i]));
-    }
-  }
+  Executor exec(l, std::move(args));
+  std::vector<std::vector<Tensor>> perStep;
+  for (int64_t s = 0; s < o.steps; ++s)
+    perStep.push_back(exec.step());
+  std::vector<std::pair<std::string, Tensor>> params;
+  if (!o.saveWeights.empty())
+    for (size_t i = 0; i < f.numArguments(); ++i)
+      if (f.argument(i)->argKind() == ArgKind::Param)
+        params.emplace_back(f.argument(i)->name(), exec.argument(i));
+  if (mpi::launchedByMpi() && mpi::worldRank() != 0) return; // rank 0 writes the files
   std::filesystem::create_directories(o.outputDir);
+  size_t k = 0;
   for (size_t i = 0; i < f.results().size(); ++i) {
     if (f.results()[i].tiedArg >= 0) continue;
-    Tensor out = training ? stack(perStep[i]) : perStep[i][0];
+    std::vector<Tensor> steps;
+    for (auto& st : perStep)
+      steps.push_back(std::move(st[k]));
+    ++k;
+    Tensor out = training ? stack(steps) : steps[0];
     writeNpy(
         (std::filesystem::path(o.outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string(),
         out);
   }
-  if (!o.saveWeights.empty()) {
-    std::vector<std::pair<std::string, Tensor>> params;
-    for (size_t i = 0; i < f.numArguments(); ++i)
-      if (f.argument(i)->argKind() == ArgKind::Param)
-        params.emplace_back(f.argument(i)->name(), args[i]);
-    writeNpz(o.saveWeights, params);
-  }
+  if (!o.saveWeights.empty()) writeNpz(o.saveWeights, params);
 }
 
 } // namespace shardc

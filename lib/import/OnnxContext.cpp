@@ -270,7 +270,7 @@ std::vector<Entry> Context::emit(const std::string& name, const std::vector<Entr
       inputs.push_back(e.constant.get());
     try {
       std::vector<Entry> out;
-      for (Tensor& t : def->kernel(KernelArgs{inputs, attrs, resultTypes}))
+      for (Tensor& t : def->kernel(KernelArgs{inputs, attrs, resultTypes, nullptr}))
         out.push_back(constant(std::move(t)));
       return out;
     } catch (const Error&) {

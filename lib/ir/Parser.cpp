@@ -18,12 +18,21 @@ constexpr int64_t kMaxSplatBytes = int64_t(1) << 30;
 
 class Parser {
 public:
-  Parser(std::string_view text, DiagEngine& diags) : lex_(text), diags_(diags) { advance(); }
+  Parser(std::string_view text, DiagEngine& diags, ParsedAnnotations& annotations)
+      : lex_(text), diags_(diags), ann_(annotations) {
+    advance();
+  }
 
   std::unique_ptr<Module> parse() {
     auto m = std::make_unique<Module>();
     m->filename = diags_.filename();
     while (tok_.kind != Tok::Eof) {
+      if (isIdent("mesh")) {
+        if (!m->functions().empty()) return fail("the mesh must be declared before the functions");
+        if (!ann_.mesh.empty()) return fail("the mesh is declared twice");
+        if (!parseMesh()) return nullptr;
+        continue;
+      }
       if (!isIdent("func")) return fail("expected 'func'");
       if (!parseFunction(*m)) return nullptr;
     }
@@ -127,6 +136,90 @@ private:
     if (!checkedNumel(t.shape))
       return failAt(loc, "tensor type " + t.str() + " has too many elements"), false;
     return !failed_;
+  }
+
+  // A mesh axis name: an identifier without dots.
+  bool parseAxisName(std::string& out) {
+    if (tok_.kind != Tok::Ident || tok_.text.find('.') != std::string::npos)
+      return fail("expected a mesh axis name, got " + describe()), false;
+    out += tok_.text;
+    advance();
+    return !failed_;
+  }
+
+  // 'mesh' axis '=' size (',' axis '=' size)*, kept as "data=2,model=2".
+  bool parseMesh() {
+    ann_.meshLoc = tok_.loc;
+    advance(); // 'mesh'
+    std::string text;
+    do {
+      if (!text.empty()) {
+        advance();
+        text += ",";
+      }
+      int64_t size;
+      if (!parseAxisName(text) || !expectPunct('=') || !parseInt(size)) return false;
+      text += "=" + std::to_string(size);
+    } while (isPunct(','));
+    ann_.mesh = text;
+    return true;
+  }
+
+  // '{' (axis (',' axis)*)? '}', appended to `text` as "{a, b}".
+  bool parseAxisList(std::string& text) {
+    if (!expectPunct('{')) return false;
+    text += "{";
+    for (bool first = true; !isPunct('}'); first = false) {
+      if (!first) {
+        if (!expectPunct(',')) return false;
+        text += ", ";
+      }
+      if (!parseAxisName(text)) return false;
+    }
+    advance();
+    text += "}";
+    return !failed_;
+  }
+
+  // 'sharding' '[' (axes (':' chunks)?, ...) ']' ('partial' axes)?, kept in the form
+  // TensorSharding::str() prints; `text` stays empty when there is no annotation.
+  bool parseShardingAnnotation(std::string& text, Loc& loc) {
+    text.clear();
+    if (!isIdent("sharding")) return true;
+    loc = tok_.loc;
+    advance();
+    if (!expectPunct('[')) return false;
+    text = "[";
+    for (bool first = true; !isPunct(']'); first = false) {
+      if (!first) {
+        if (!expectPunct(',')) return false;
+        text += ", ";
+      }
+      if (!parseAxisList(text)) return false;
+      if (isPunct(':')) {
+        advance();
+        Loc cl = tok_.loc;
+        int64_t chunks;
+        if (!parseInt(chunks)) return false;
+        if (chunks < 1)
+          return failAt(cl, "chunk count " + std::to_string(chunks) + " must be positive"), false;
+        text += ":" + std::to_string(chunks);
+      }
+    }
+    advance();
+    text += "]";
+    if (isIdent("partial")) {
+      Loc pl = tok_.loc;
+      advance();
+      text += " partial";
+      if (!parseAxisList(text)) return false;
+      if (text.ends_with("{}")) return failAt(pl, "partial{} needs at least one axis"), false;
+    }
+    return !failed_;
+  }
+
+  void annotate(const Function& f, const Value* v, size_t result, std::string text, Loc loc) {
+    if (!text.empty()) ann_.shardings.push_back({&f, v, result, std::move(text), loc});
   }
 
   bool parseName(std::string& name) {
@@ -307,11 +400,14 @@ private:
     if (isPunct('{') && !parseAttrDict(attrs)) return false;
     if (!expectPunct(':')) return false;
     std::vector<TensorType> types;
+    std::vector<std::pair<std::string, Loc>> shardings;
     do {
       if (!types.empty()) advance();
       TensorType t;
       if (!parseType(t)) return false;
       types.push_back(t);
+      shardings.emplace_back();
+      if (!parseShardingAnnotation(shardings.back().first, shardings.back().second)) return false;
     } while (isPunct(','));
     if (types.size() != resultToks.size())
       return failAt(opLoc, std::to_string(resultToks.size()) + " result name" +
@@ -325,8 +421,10 @@ private:
     std::string err = verifyOpSignature(*def, operandTypes, attrs, types);
     if (!err.empty()) return failAt(opLoc, "'" + def->name + "' op " + err), false;
     Op* op = f.insertOp(f.ops().end(), def, operands, types, std::move(attrs), opLoc);
-    for (size_t i = 0; i < resultToks.size(); ++i)
+    for (size_t i = 0; i < resultToks.size(); ++i) {
       if (!define(resultToks[i], op->result(i))) return false;
+      annotate(f, op->result(i), 0, std::move(shardings[i].first), shardings[i].second);
+    }
     return true;
   }
 
@@ -361,7 +459,11 @@ private:
       if (!expectPunct(':')) return false;
       TensorType t;
       if (!parseType(t)) return false;
-      if (!define(nameTok, f->addArgument(nameTok.text, t, kind))) return false;
+      Value* arg = f->addArgument(nameTok.text, t, kind);
+      std::string sharding;
+      Loc shardingLoc;
+      if (!define(nameTok, arg) || !parseShardingAnnotation(sharding, shardingLoc)) return false;
+      annotate(*f, arg, 0, std::move(sharding), shardingLoc);
     }
     advance();
     if (tok_.kind != Tok::Arrow)
@@ -371,6 +473,7 @@ private:
     std::vector<std::pair<std::string, TensorType>> results;
     std::vector<int64_t> tiedArgs;
     std::vector<Loc> resultLocs;
+    std::vector<std::pair<std::string, Loc>> shardings;
     while (!isPunct(')')) {
       if (!results.empty() && !expectPunct(',')) return false;
       std::string name;
@@ -381,7 +484,10 @@ private:
           return failAt(resultLocs.back(), "result name '" + name + "' is used twice"), false;
       if (!expectPunct(':')) return false;
       TensorType t;
-      if (!parseType(t)) return false;
+      shardings.emplace_back();
+      if (!parseType(t) ||
+          !parseShardingAnnotation(shardings.back().first, shardings.back().second))
+        return false;
       int64_t tied = -1;
       if (isIdent("tied")) {
         advance();
@@ -433,12 +539,14 @@ private:
                                               results[i].second.str()),
                false;
       f->addResult(results[i].first, returned[i].first, tiedArgs[i]);
+      annotate(*f, nullptr, i, std::move(shardings[i].first), shardings[i].second);
     }
     return expectPunct('}');
   }
 
   Lexer lex_;
   DiagEngine& diags_;
+  ParsedAnnotations& ann_;
   Token tok_;
   bool failed_ = false;
   std::unordered_map<std::string, Value*> values_;
@@ -447,7 +555,16 @@ private:
 } // namespace
 
 std::unique_ptr<Module> parseModule(std::string_view text, DiagEngine& diags) {
-  return Parser(text, diags).parse();
+  ParsedAnnotations dropped;
+  return parseModule(text, diags, dropped);
+}
+
+std::unique_ptr<Module> parseModule(std::string_view text, DiagEngine& diags,
+                                    ParsedAnnotations& annotations) {
+  annotations = {};
+  std::unique_ptr<Module> m = Parser(text, diags, annotations).parse();
+  if (!m) annotations = {};
+  return m;
 }
 
 } // namespace shardc

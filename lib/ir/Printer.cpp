@@ -31,20 +31,6 @@ std::string quote(const std::string& n) {
   return q + "\"";
 }
 
-// Bare if the name is an identifier or a number, quoted otherwise.
-std::string printName(const std::string& n) {
-  bool bare = !n.empty();
-  bool digits = !n.empty() && std::all_of(n.begin(), n.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c));
-  });
-  if (!digits) {
-    bare = bare && isIdentStart(n[0]);
-    for (char c : n)
-      bare = bare && isIdentChar(c);
-  }
-  return bare ? n : quote(n);
-}
-
 template <typename T> std::string shortest(T v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -84,20 +70,23 @@ std::string printTensor(const Tensor& t) {
 
 class FunctionPrinter {
 public:
-  explicit FunctionPrinter(const Function& f) : f_(f) { assignNames(); }
+  FunctionPrinter(const Function& f, const PrintOptions& options) : f_(f), options_(options) {
+    assignNames();
+  }
 
   std::string print() {
     std::ostringstream os;
     os << "func @" << printName(f_.name()) << "(";
     for (size_t i = 0; i < f_.numArguments(); ++i) {
       Value* a = f_.argument(i);
-      os << (i ? ", " : "") << argKindName(a->argKind()) << " " << ref(a) << ": "
-         << a->type().str();
+      os << (i ? ", " : "") << argKindName(a->argKind()) << " " << ref(a) << ": " << a->type().str()
+         << annotation(a);
     }
     os << ") -> (";
     for (size_t i = 0; i < f_.results().size(); ++i) {
       const FuncResult& r = f_.results()[i];
       os << (i ? ", " : "") << printName(r.name) << ": " << r.value->type().str();
+      if (options_.annotateResult) os << spaced(options_.annotateResult(f_, i));
       if (r.tiedArg >= 0) os << " tied " << ref(f_.argument(static_cast<size_t>(r.tiedArg)));
     }
     os << ") {\n";
@@ -121,7 +110,7 @@ public:
       }
       os << " : ";
       for (size_t i = 0; i < op->numResults(); ++i)
-        os << (i ? ", " : "") << op->result(i)->type().str();
+        os << (i ? ", " : "") << op->result(i)->type().str() << annotation(op->result(i));
       os << "\n";
     }
     os << "  return";
@@ -133,6 +122,10 @@ public:
 
 private:
   std::string ref(const Value* v) { return "%" + printName(names_.at(v)); }
+  static std::string spaced(const std::string& s) { return s.empty() ? s : " " + s; }
+  std::string annotation(const Value* v) {
+    return options_.annotate ? spaced(options_.annotate(*v)) : "";
+  }
 
   // Source names are kept; unnamed values get the smallest unused number; a repeated
   // name gets a numeric suffix so that the text stays in SSA form.
@@ -162,10 +155,24 @@ private:
   }
 
   const Function& f_;
+  const PrintOptions& options_;
   std::unordered_map<const Value*, std::string> names_;
 };
 
 } // namespace
+
+std::string printName(const std::string& n) {
+  bool bare = !n.empty();
+  bool digits = !n.empty() && std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+  if (!digits) {
+    bare = bare && isIdentStart(n[0]);
+    for (char c : n)
+      bare = bare && isIdentChar(c);
+  }
+  return bare ? n : quote(n);
+}
 
 std::string printAttr(const Attr& a) {
   switch (a.kind()) {
@@ -197,14 +204,15 @@ std::string printAttr(const Attr& a) {
   return "?";
 }
 
-std::string printFunction(const Function& f) {
-  return FunctionPrinter(f).print();
+std::string printFunction(const Function& f, const PrintOptions& options) {
+  return FunctionPrinter(f, options).print();
 }
 
-std::string printModule(const Module& m) {
+std::string printModule(const Module& m, const PrintOptions& options) {
   std::string s;
+  if (!options.meshLine.empty()) s = options.meshLine + "\n";
   for (size_t i = 0; i < m.functions().size(); ++i)
-    s += (i ? "\n" : "") + printFunction(*m.functions()[i]);
+    s += (i || !s.empty() ? "\n" : "") + printFunction(*m.functions()[i], options);
   return s;
 }
 

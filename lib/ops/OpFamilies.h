@@ -11,4 +11,5 @@ void registerShapeOps(OpRegistry& r);
 void registerIndexOps(OpRegistry& r);
 void registerConvOps(OpRegistry& r);
 void registerPoolOps(OpRegistry& r);
+void registerCollectiveOps(OpRegistry& r);
 } // namespace shardc

@@ -31,6 +31,7 @@ const OpRegistry& OpRegistry::get() {
     registerIndexOps(r);
     registerConvOps(r);
     registerPoolOps(r);
+    registerCollectiveOps(r);
     return r;
   }();
   return registry;

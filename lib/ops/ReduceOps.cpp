@@ -152,8 +152,12 @@ void registerReduce(OpRegistry& r, const char* name, const char* summary, Kind k
     return std::vector<Tensor>{Tensor::fromInts(rt, reduce(kind, x.shape(), axes, x.toInts()))};
   };
   d.gradient = [kind](const GradArgs& a) { return reduceGrad(a, kind); };
-  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>& res) {
-    return reductionRule(sig, res, sig.attrs.getInts("axes"), FactorKind::Reduction);
+  // Partial results are pending sums, so only sum and mean may leave a reduced dim sharded
+  // (a mean's partial is scaled by the lowering); max and min need it whole.
+  bool summing = kind == Kind::Sum || kind == Kind::Mean;
+  d.shardingRule = [summing](const OpSig& sig, const std::vector<TensorType>& res) {
+    return reductionRule(sig, res, sig.attrs.getInts("axes"),
+                         summing ? FactorKind::Reduction : FactorKind::NeedReplication);
   };
   r.add(std::move(d));
 }

@@ -267,25 +267,43 @@ void copyAlongAxis(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt,
 }
 
 // Concat and split: every dim but `axis` is shared; along `axis` each tensor needs
-// replication (pieces of one dimension land at different offsets).
+// replication (pieces of one dimension land at different offsets). Equal pieces are the
+// exception: the whole dim is [c, w] (c pieces, needing replication, of w shared with every
+// piece), so sharding w keeps a fused q|k|v projection split per device ({model}:3).
 ShardingRule alongAxisRule(const std::vector<TensorType>& operands,
                            const std::vector<TensorType>& results, int64_t axis) {
   ShardingRule rule;
-  const Shape& ref = operands.size() == 1 ? operands[0].shape : results[0].shape;
+  bool splitting = operands.size() == 1;
+  const Shape& ref = splitting ? operands[0].shape : results[0].shape;
+  const std::vector<TensorType>& pieces = splitting ? results : operands;
+  auto a = static_cast<size_t>(axis);
+  bool equal = pieces.size() > 1 && pieces[0].shape[a] > 0;
+  for (const TensorType& t : pieces)
+    equal = equal && t.shape[a] == pieces[0].shape[a];
   std::vector<int> shared;
   for (size_t d = 0; d < ref.size(); ++d)
-    shared.push_back(static_cast<int64_t>(d) == axis ? -1 : rule.addFactor(ref[d]));
-  auto dims = [&](const TensorType& t) {
+    shared.push_back(d == a ? -1 : rule.addFactor(ref[d]));
+  int count = -1, width = -1;
+  if (equal) {
+    count = rule.addFactor(static_cast<int64_t>(pieces.size()), FactorKind::NeedReplication);
+    width = rule.addFactor(pieces[0].shape[a]);
+  }
+  auto dims = [&](const TensorType& t, bool whole) {
     ShardingRule::Dims ds;
-    for (size_t d = 0; d < ref.size(); ++d)
-      ds.push_back(
-          {shared[d] >= 0 ? shared[d] : rule.addFactor(t.shape[d], FactorKind::NeedReplication)});
+    for (size_t d = 0; d < ref.size(); ++d) {
+      if (shared[d] >= 0)
+        ds.push_back({shared[d]});
+      else if (equal)
+        ds.push_back(whole ? std::vector<int>{count, width} : std::vector<int>{width});
+      else
+        ds.push_back({rule.addFactor(t.shape[d], FactorKind::NeedReplication)});
+    }
     return ds;
   };
   for (const TensorType& t : operands)
-    rule.operands.push_back(dims(t));
+    rule.operands.push_back(dims(t, splitting));
   for (const TensorType& t : results)
-    rule.results.push_back(dims(t));
+    rule.results.push_back(dims(t, !splitting));
   return rule;
 }
 

@@ -105,6 +105,10 @@ std::string serializePef(const Pef& in) {
       pp->add_devices(d);
     pp->set_entry(prog.entry);
     pp->set_ir(prog.ir);
+    for (const auto& sh : prog.argShardings)
+      pp->add_arg_shardings(sh);
+    for (const auto& sh : prog.resultShardings)
+      pp->add_result_shardings(sh);
   }
   for (const auto& [name, t] : in.weights) {
     auto* w = p.add_weights();
@@ -178,8 +182,11 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
     out.buffers.push_back({fromProto(b.spec(), path), k});
   }
   for (const auto& prog : p.programs())
-    out.programs.push_back(
-        {{prog.devices().begin(), prog.devices().end()}, prog.entry(), prog.ir()});
+    out.programs.push_back({{prog.devices().begin(), prog.devices().end()},
+                            prog.entry(),
+                            prog.ir(),
+                            {prog.arg_shardings().begin(), prog.arg_shardings().end()},
+                            {prog.result_shardings().begin(), prog.result_shardings().end()}});
   for (const auto& w : p.weights()) {
     PefTensor spec = fromProto(w.spec(), path);
     Tensor t(spec.type);

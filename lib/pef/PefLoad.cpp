@@ -13,6 +13,35 @@ LoadedPef::LoadedPef() = default;
 LoadedPef::LoadedPef(LoadedPef&&) = default;
 LoadedPef::~LoadedPef() = default;
 
+namespace {
+
+void loadShardings(LoadedPef& l, const PefProgram& prog, const std::string& path) {
+  const Function& f = *l.entry;
+  std::vector<MeshAxis> axes;
+  for (const auto& [name, size] : l.pef.mesh)
+    axes.push_back({name, size});
+  l.mesh = Mesh(axes);
+  if (prog.argShardings.size() != f.numArguments() ||
+      prog.resultShardings.size() != f.results().size())
+    throw Error(path + ": the program's shardings do not match its arguments and results");
+  try {
+    for (const auto& s : prog.argShardings)
+      l.argShardings.push_back(parseSharding(s));
+    for (const auto& s : prog.resultShardings)
+      l.resultShardings.push_back(parseSharding(s));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  for (size_t i = 0; i < f.results().size(); ++i) {
+    const TensorSharding& s = l.resultShardings[i];
+    if (!s.partial.empty() || static_cast<int64_t>(s.dims.size()) != f.results()[i].value->type().rank())
+      throw Error(path + ": result '" + f.results()[i].name + "' has the sharding " + s.str() +
+                  ", which does not fit " + f.results()[i].value->type().str());
+  }
+}
+
+} // namespace
+
 LoadedPef loadPef(const std::string& path) {
   LoadedPef l;
   l.pef = readPef(path);
@@ -27,6 +56,18 @@ LoadedPef loadPef(const std::string& path) {
     throw Error(path + ": the program is invalid: " + diags.formatLocated(diags.diagnostics()[0]));
   l.entry = l.module->findFunction(prog.entry);
   if (!l.entry) throw Error(path + ": the program has no entry function @" + prog.entry);
+  if (l.pef.mesh.empty() != prog.argShardings.empty())
+    throw Error(path + ": a partitioned program needs both a mesh and its shardings");
+  const Function& f = *l.entry;
+  if (!prog.argShardings.empty()) loadShardings(l, prog, path);
+  // The whole type of argument i: its local type, or the one its sharding expands.
+  auto wholeOk = [&](size_t i, const TensorType& whole) {
+    const TensorType& local = f.argument(i)->type();
+    if (!l.partitioned()) return local == whole;
+    return local.dtype == whole.dtype &&
+           checkSharding(l.argShardings[i], whole, l.mesh).empty() &&
+           localShape(l.argShardings[i], whole, l.mesh) == local.shape;
+  };
   std::map<std::string, const Tensor*> weights;
   for (const auto& [name, t] : l.pef.weights)
     if (!weights.emplace(name, &t).second)
@@ -38,9 +79,10 @@ LoadedPef loadPef(const std::string& path) {
     ++params;
     auto it = weights.find(a->name());
     if (it == weights.end()) throw Error(path + ": no weights for parameter '" + a->name() + "'");
-    if (it->second->type() != a->type())
+    if (!wholeOk(i, it->second->type()))
       throw Error(path + ": weight '" + a->name() + "' is " + it->second->type().str() +
-                  ", the program expects " + a->type().str());
+                  ", the program expects " + a->type().str() +
+                  (l.partitioned() ? " laid out as " + l.argShardings[i].str() : ""));
   }
   if (params != weights.size()) throw Error(path + ": holds weights that no parameter uses");
   return l;

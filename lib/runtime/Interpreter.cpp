@@ -8,7 +8,8 @@
 
 namespace shardc {
 
-std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args) {
+std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args,
+                              Collectives* comm) {
   if (args.size() != f.numArguments())
     throw Error("@" + f.name() + " takes " + std::to_string(f.numArguments()) + " arguments, got " +
                 std::to_string(args.size()));
@@ -37,7 +38,7 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
       resultTypes.push_back(op->result(i)->type());
     std::vector<Tensor> outs;
     try {
-      outs = op->def().kernel(KernelArgs{inputs, op->attrs(), resultTypes});
+      outs = op->def().kernel(KernelArgs{inputs, op->attrs(), resultTypes, comm});
     } catch (const Error& e) {
       std::string where = op->loc().line ? " at line " + std::to_string(op->loc().line) : "";
       throw Error("'" + op->name() + "' op" + where + ": " + e.what());

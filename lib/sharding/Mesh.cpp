@@ -124,6 +124,15 @@ int64_t Mesh::device(const std::vector<int64_t>& coordinates) const {
   return d;
 }
 
+int64_t Mesh::axisSize(std::string_view name) const { return axes_[*axisIndex(name)].size; }
+
+int64_t Mesh::groupSize(const std::vector<std::string>& axes) const {
+  int64_t n = 1;
+  for (const std::string& a : axes)
+    n *= axisSize(a);
+  return n;
+}
+
 std::string Mesh::str() const {
   std::string s;
   for (size_t i = 0; i < axes_.size(); ++i)
@@ -138,10 +147,25 @@ bool TensorSharding::isReplicated() const {
   return true;
 }
 
+void TensorSharding::setChunks(size_t dim, int64_t c) {
+  if (chunks.empty() && c == 1) return;
+  chunks.resize(dims.size(), 1);
+  chunks[dim] = c;
+}
+
+bool TensorSharding::operator==(const TensorSharding& o) const {
+  if (dims != o.dims || partial != o.partial) return false;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (chunksOf(d) != o.chunksOf(d)) return false;
+  return true;
+}
+
 std::string TensorSharding::str() const {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
+  for (size_t i = 0; i < dims.size(); ++i) {
     s += (i ? ", " : "") + axisListStr(dims[i]);
+    if (chunksOf(i) != 1) s += ":" + std::to_string(chunksOf(i));
+  }
   s += "]";
   if (!partial.empty()) s += " partial" + axisListStr(partial);
   return s;
@@ -156,8 +180,20 @@ TensorSharding parseSharding(std::string_view text) {
     throw Error("sharding '" + whole + "': expected [{axes}, ...] with one {} per dimension");
   std::string_view dims = trim(s.substr(1, close - 1));
   if (!dims.empty())
-    for (std::string_view d : splitTop(dims))
+    for (std::string_view d : splitTop(dims)) {
+      int64_t chunks = 1;
+      size_t colon = d.rfind(':');
+      if (colon != std::string_view::npos && d.find('}') < colon) {
+        std::string_view num = trim(d.substr(colon + 1));
+        auto r = std::from_chars(num.data(), num.data() + num.size(), chunks);
+        if (r.ec != std::errc() || r.ptr != num.data() + num.size() || chunks < 1)
+          throw Error("sharding '" + whole + "': chunk count '" + std::string(num) +
+                      "' must be a positive integer");
+        d = d.substr(0, colon);
+      }
       out.dims.push_back(parseAxisList(d, whole));
+      out.setChunks(out.dims.size() - 1, chunks);
+    }
   std::string_view rest = trim(s.substr(close + 1));
   if (!rest.empty()) {
     if (rest.substr(0, 7) != "partial")
@@ -170,6 +206,9 @@ TensorSharding parseSharding(std::string_view text) {
 }
 
 std::string checkSharding(const TensorSharding& s, const TensorType& t, const Mesh& mesh) {
+  if (!s.chunks.empty() && s.chunks.size() != s.dims.size())
+    return "sharding " + s.str() + " has chunk counts for " + std::to_string(s.chunks.size()) +
+           " of its " + std::to_string(s.dims.size()) + " dimensions";
   if (static_cast<int64_t>(s.dims.size()) != t.rank())
     return "sharding " + s.str() + " has " + std::to_string(s.dims.size()) +
            " dimensions, the tensor " + t.str() + " has " + std::to_string(t.rank());
@@ -186,10 +225,11 @@ std::string checkSharding(const TensorSharding& s, const TensorType& t, const Me
       if (!err.empty()) return err;
       ways *= mesh.axes()[*mesh.axisIndex(axis)].size;
     }
-    if (t.shape[d] % ways)
+    if (t.shape[d] % (ways * s.chunksOf(d)))
       return "dimension " + std::to_string(d) + " of " + t.str() + " (size " +
              std::to_string(t.shape[d]) + ") does not divide evenly over " +
-             axisListStr(s.dims[d]) + " (" + std::to_string(ways) + " devices)";
+             axisListStr(s.dims[d]) + " (" + std::to_string(ways) + " devices" +
+             (s.chunksOf(d) > 1 ? " per chunk of " + std::to_string(s.chunksOf(d)) : "") + ")";
   }
   for (const std::string& axis : s.partial) {
     std::string err = use(axis);

@@ -13,7 +13,7 @@ bool isConstant(const Value* v) {
 
 // Replaces every result of `op` by a constant computed with its reference kernel.
 bool foldConstant(Function& f, Op* op) {
-  if (op->name() == "constant" || op->numOperands() == 0) return false;
+  if (op->name() == "constant" || op->numOperands() == 0 || op->def().communicates) return false;
   for (Value* v : op->operands())
     if (!isConstant(v)) return false;
   std::vector<TensorType> types;
@@ -26,7 +26,7 @@ bool foldConstant(Function& f, Op* op) {
     inputs.push_back(&v->definingOp()->attrs().getTensor("value"));
   std::vector<Tensor> outs;
   try {
-    outs = op->def().kernel(KernelArgs{inputs, op->attrs(), types});
+    outs = op->def().kernel(KernelArgs{inputs, op->attrs(), types, nullptr});
   } catch (const Error&) {
     return false; // e.g. an out-of-range gather: leave it for the run to report
   }

@@ -1,5 +1,6 @@
-// shardc-opt: reads text IR, runs the passes named on the command line, prints the result,
-// or executes a function with the reference interpreter (--run).
+// shardc-opt: reads text IR, runs the passes named on the command line, prints the result
+// (with its mesh and sharding annotations), or executes a function with the reference
+// interpreter (--run).
 #include "shardc/Version.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/ExpectedDiagnostics.h"
@@ -11,12 +12,15 @@
 #include "shardc/runtime/Interpreter.h"
 #include "shardc/runtime/Npy.h"
 #include "shardc/runtime/TensorFormat.h"
+#include "shardc/sharding/Annotations.h"
+#include "shardc/sharding/Strategy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 #include "shardc/transforms/Passes.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -41,6 +45,8 @@ struct Options {
   bool listOps = false;
   bool listPasses = false;
   bool printShardingRules = false;
+  std::string strategy;
+  bool printStrategy = false;
 };
 
 // One line per op: its result names and the sharding rule the registry gives it.
@@ -110,20 +116,24 @@ std::vector<Tensor> bindInputs(const Function& f, const Options& o) {
   return args;
 }
 
-int runFunction(const Module& m, const Options& o) {
-  const Function* f = nullptr;
+// The function named by --function, else the only one, else @main; `purpose` ends the error
+// for a module without functions ("to run").
+const Function* selectFunction(const Module& m, const Options& o, const std::string& purpose) {
   if (!o.function.empty()) {
-    f = m.findFunction(o.function);
+    const Function* f = m.findFunction(o.function);
     if (!f) throw Error("no function @" + o.function + " in " + o.input);
-  } else if (m.functions().empty()) {
-    throw Error(o.input + " has no functions to run");
-  } else if (m.functions().size() == 1) {
-    f = m.functions()[0].get();
-  } else {
-    f = m.findFunction("main");
-    if (!f)
-      throw Error(o.input + " has several functions and none is @main; choose one with --function");
+    return f;
   }
+  if (m.functions().empty()) throw Error(o.input + " has no functions " + purpose);
+  if (m.functions().size() == 1) return m.functions()[0].get();
+  const Function* f = m.findFunction("main");
+  if (!f)
+    throw Error(o.input + " has several functions and none is @main; choose one with --function");
+  return f;
+}
+
+int runFunction(const Module& m, const Options& o) {
+  const Function* f = selectFunction(m, o, "to run");
   // Checked before running, so that a bad name leaves no partial output behind.
   if (!o.outputDir.empty())
     for (const auto& r : f->results())
@@ -143,8 +153,11 @@ int process(const Options& o) {
   std::string text = o.input == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {})
                                     : readFile(o.input);
   DiagEngine diags(o.input == "-" ? "<stdin>" : o.input);
-  std::unique_ptr<Module> m = parseModule(text, diags);
+  ParsedAnnotations annotations;
+  std::unique_ptr<Module> m = parseModule(text, diags, annotations);
   if (m) verifyModule(*m, diags);
+  ShardingPlan plan;
+  if (m && !diags.hasErrors()) plan = planFromAnnotations(annotations, diags);
   if (o.verifyDiagnostics) {
     auto problems = checkExpectedDiagnostics(text, diags);
     for (const auto& p : problems)
@@ -173,6 +186,14 @@ int process(const Options& o) {
     }
     start = end + 1;
   }
+  // Passes erase and create ops, which would leave the plan pointing at dead values.
+  bool opResultsSharded =
+      std::any_of(annotations.shardings.begin(), annotations.shardings.end(),
+                  [](const auto& a) { return a.value && !a.value->isArgument(); });
+  if (opResultsSharded &&
+      std::any_of(pipeline.begin(), pipeline.end(), [](const PassInfo* p) { return p != nullptr; }))
+    throw Error("passes do not keep the sharding annotations of op results yet; run them on IR "
+                "without those annotations");
   for (const PassInfo* p : pipeline) {
     for (const auto& f : m->functions()) {
       if (p) p->run(*f);
@@ -184,12 +205,17 @@ int process(const Options& o) {
       }
     }
   }
+  if (!o.strategy.empty())
+    applyStrategy(parseStrategy(readFile(o.strategy), o.strategy),
+                  *selectFunction(*m, o, "to apply --strategy to"), plan, o.strategy);
   if (o.run) return runFunction(*m, o);
   if (o.printShardingRules) {
     printShardingRules(*m);
     return 0;
   }
-  std::string out = printModule(*m);
+  std::string out = o.printStrategy
+                        ? writeStrategy(*selectFunction(*m, o, "to print a strategy for"), plan)
+                        : printShardedModule(*m, plan);
   if (o.output.empty())
     std::cout << out;
   else
@@ -210,7 +236,8 @@ int main(int argc, char** argv) {
   app.add_flag("--verify-diagnostics", o.verifyDiagnostics,
                "check errors against the file's // expected-error {{...}} comments");
   app.add_flag("--run", o.run, "execute the function with the reference interpreter");
-  app.add_option("--function", o.function, "function to run (default: the only one, or @main)");
+  app.add_option("--function", o.function,
+                 "function to run or to apply --strategy to (default: the only one, or @main)");
   app.add_option(
       "--input", o.inputs,
       "NAME=FILE.npy: value of an argument (others come from --input-dir, else are random)");
@@ -227,6 +254,11 @@ int main(int argc, char** argv) {
   app.add_flag("--list-passes", o.listPasses, "list the available passes");
   app.add_flag("--print-sharding-rules", o.printShardingRules,
                "print each op's factor-based sharding rule instead of the IR");
+  app.add_option("--strategy", o.strategy,
+                 "strategy file: shardings of the function's arguments (and the mesh, unless "
+                 "the IR declares it)");
+  app.add_flag("--print-strategy", o.printStrategy,
+               "print the mesh and every argument's sharding as a strategy file instead of the IR");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,7 @@
 // shardc: compile a model into a PEF, run a PEF, inspect a PEF.
 #include "shardc/Version.h"
 #include "shardc/driver/Driver.h"
+#include "shardc/runtime/MpiCollectives.h"
 #include "shardc/support/Error.h"
 
 #include <CLI/CLI.hpp>
@@ -16,11 +17,9 @@ namespace {
 // Flags of the command-line contract whose stages are not built yet: accepted by the
 // parser so that using one gives a clear message instead of "unknown option".
 struct LaterFlags {
-  bool o0 = false, o1 = false, o3 = false, hypersection = false, dataParallel = false,
-       autoPartition = false;
-  std::string rules, tensorParallel, mesh, strategy;
+  bool o0 = false, o1 = false, o3 = false, hypersection = false, autoPartition = false;
+  std::string rules;
   std::vector<double> scaling;
-  int64_t nChips = 0, worldSize = 0;
 
   void add(CLI::App* c) {
     c->add_flag("--o0", o0, "optimization level 0: each op its own section (not supported yet)");
@@ -30,26 +29,18 @@ struct LaterFlags {
     c->add_flag("--enable-hypersection", hypersection,
                 "compile repeated subgraphs once (not supported yet)");
     c->add_option("--resources-scaling-factors", scaling, "F F F [F] (not supported yet)");
-    c->add_option("--tensor-parallel", tensorParallel, "batch|weight (not supported yet)");
-    c->add_option("--n-chips", nChips, "chips for tensor parallelism (not supported yet)");
-    c->add_flag("--data-parallel", dataParallel, "data parallel replicas (not supported yet)");
-    c->add_option("--world-size", worldSize, "-ws N: data parallel replicas (not supported yet)");
-    c->add_option("--mesh", mesh, "AXIS=N[,AXIS=N...] device mesh (not supported yet)");
     c->add_flag("--auto-partition", autoPartition,
                 "search for the partitioning (not supported yet)");
-    c->add_option("--strategy", strategy, "manual shardings (not supported yet)");
   }
 
   void rejectUsed(CLI::App* c) const {
     for (const char* name :
          {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
-          "--resources-scaling-factors", "--tensor-parallel", "--n-chips", "--data-parallel",
-          "--world-size", "--mesh", "--auto-partition", "--strategy"})
+          "--resources-scaling-factors", "--auto-partition"})
       if (c->count(name)) {
-        std::string shown = std::string(name) == "--world-size" ? "-ws/--world-size"
-                            : std::string(name) == "--o0"       ? "-o0"
-                            : std::string(name) == "--o1"       ? "-o1"
-                                                                : name;
+        std::string shown = std::string(name) == "--o0"   ? "-o0"
+                            : std::string(name) == "--o1" ? "-o1"
+                                                          : name;
         throw Error(shown + " is not supported yet");
       }
   }
@@ -113,6 +104,20 @@ int main(int argc, char** argv) {
   compile->add_option("--log-dir", co.logDir,
                       "where the log and debug dumps go (default: the PEF's folder)");
   compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models");
+  PartitionOptions& po = co.partition;
+  compile->add_flag("--data-parallel", po.dataParallel,
+                    "data parallel: replicas on a `data` mesh axis of -ws N devices");
+  compile->add_option("--world-size", po.worldSize, "-ws N: data parallel replicas")
+      ->check(CLI::PositiveNumber);
+  compile->add_option("--tensor-parallel", po.tensorParallel,
+                      "batch (split the batch) or weight (Megatron) over --n-chips devices");
+  compile->add_option("--n-chips", po.nChips, "chips for --tensor-parallel")
+      ->check(CLI::PositiveNumber);
+  compile->add_option("--mesh", po.mesh, "AXIS=N[,AXIS=N...] device mesh, with --strategy");
+  compile->add_option("--strategy", po.strategy,
+                      "file of argument shardings (NAME: [{axis}, {}]), kept fixed");
+  compile->add_flag("--shard-optimizer-state", po.shardOptimizerState,
+                    "ZeRO: split optimizer state over the `data` axis");
   later.add(compile);
 
   RunOptions ro;
@@ -144,6 +149,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // Under mpirun every rank runs this; an error on one rank must end them all.
+  bool underMpi = run->parsed() && mpi::launchedByMpi();
+  if (underMpi) mpi::init(argc, argv);
+  auto fail = [&](const std::string& message) {
+    if (underMpi) mpi::abortAll("shardc: error: " + message);
+    std::cerr << "shardc: error: " << message << "\n";
+    return 1;
+  };
   try {
     if (compile->parsed()) {
       later.rejectUsed(compile);
@@ -157,11 +170,10 @@ int main(int argc, char** argv) {
       std::cout << inspectPef(inspectPath, json);
     }
   } catch (const Error& e) {
-    std::cerr << "shardc: error: " << e.what() << "\n";
-    return 1;
+    return fail(e.what());
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "shardc: error: " << e.what() << "\n";
-    return 1;
+    return fail(e.what());
   }
+  if (underMpi) mpi::finalize();
   return 0;
 }

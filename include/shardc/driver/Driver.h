@@ -10,6 +10,21 @@
 
 namespace shardc {
 
+// How to spread the program over devices. Nothing set: one device.
+struct PartitionOptions {
+  bool dataParallel = false;  // --data-parallel: replicas on a `data` axis of worldSize
+  int64_t worldSize = 0;      // -ws
+  std::string tensorParallel; // --tensor-parallel batch|weight
+  int64_t nChips = 0;         // --n-chips
+  std::string mesh;           // --mesh AXIS=N,...
+  std::string strategy;       // --strategy FILE: user shardings, kept fixed
+  bool shardOptimizerState = false; // --shard-optimizer-state: ZeRO over the data axis
+  bool requested() const {
+    return dataParallel || worldSize || !tensorParallel.empty() || nChips || !mesh.empty() ||
+           !strategy.empty() || shardOptimizerState;
+  }
+};
+
 struct CompileOptions {
   std::string model;   // .onnx or text IR
   std::string pefName; // default: shardc-<date>-<time>-<pid>
@@ -22,6 +37,7 @@ struct CompileOptions {
   std::string logDir;                   // default: the PEF's folder
   uint64_t seed = 0;                    // initial values of text-IR parameters
   TrainOptions train;                   // without --inference
+  PartitionOptions partition;
   std::vector<std::string> commandLine; // recorded in the PEF
 };
 

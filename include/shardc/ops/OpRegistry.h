@@ -13,6 +13,7 @@
 
 namespace shardc {
 class Builder;
+class Collectives;
 class Op;
 class Value;
 
@@ -37,6 +38,7 @@ struct KernelArgs {
   const std::vector<const Tensor*>& inputs;
   const AttrDict& attrs;
   const std::vector<TensorType>& resultTypes;
+  Collectives* comm = nullptr; // the device running a per-device program; null elsewhere
 };
 // Reference CPU kernel; throws shardc::Error for data-dependent failures.
 using KernelFn = std::function<std::vector<Tensor>(const KernelArgs&)>;
@@ -65,6 +67,9 @@ struct OpDef {
   KernelFn kernel;
   GradFn gradient;             // empty: not differentiable (autodiff rejects it on a gradient path)
   ShardingRuleFn shardingRule; // factor-based rule; every op has one
+  // A collective: its kernel talks to the other devices (KernelArgs::comm), so it is never
+  // constant-folded.
+  bool communicates = false;
 
   double flopCount(const OpSig& sig, const std::vector<TensorType>& results) const;
   double byteCount(const OpSig& sig, const std::vector<TensorType>& results) const;

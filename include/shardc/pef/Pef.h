@@ -6,6 +6,7 @@
 #pragma once
 
 #include "shardc/ir/Tensor.h"
+#include "shardc/sharding/Mesh.h"
 
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,7 @@ struct PefProgram {
   std::vector<int64_t> devices;
   std::string entry;
   std::string ir;
+  std::vector<std::string> argShardings, resultShardings; // empty: not partitioned
 };
 
 struct Pef {
@@ -57,11 +59,16 @@ void writePef(const std::string& path, const Pef& pef); // atomic: temporary fil
 Pef readPef(const std::string& path);
 
 // A PEF's program ready to run: parsed and verified IR, weights checked against the
-// entry function's parameters (names, types). Throws shardc::Error on any mismatch.
+// entry function's parameters (names, types: a partitioned program's local pieces against the
+// whole weights). Throws shardc::Error on any mismatch.
 struct LoadedPef {
   Pef pef;
   std::unique_ptr<Module> module;
   const class Function* entry = nullptr;
+  // Partitioned programs: the mesh and the layout of each argument and result.
+  Mesh mesh;
+  std::vector<TensorSharding> argShardings, resultShardings;
+  bool partitioned() const { return !argShardings.empty(); }
   LoadedPef();
   LoadedPef(LoadedPef&&);
   ~LoadedPef();

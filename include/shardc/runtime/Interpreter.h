@@ -7,11 +7,14 @@
 #include <vector>
 
 namespace shardc {
+class Collectives;
 class Function;
 
 // Runs `f` on `args` (one per argument, types must match: checked, throws shardc::Error).
 // Returns one tensor per function result. Kernel failures are rethrown as shardc::Error
-// naming the op and its location.
-std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args);
+// naming the op and its location. `comm` is the device running a per-device program: the
+// collective ops need it.
+std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args,
+                              Collectives* comm = nullptr);
 
 } // namespace shardc

@@ -28,6 +28,9 @@ public:
   const std::vector<MeshAxis>& axes() const { return axes_; }
   int64_t numDevices() const;
   std::optional<size_t> axisIndex(std::string_view name) const;
+  // Size of a known axis; the product of the sizes of `axes` (1 for none).
+  int64_t axisSize(std::string_view name) const;
+  int64_t groupSize(const std::vector<std::string>& axes) const;
   std::vector<int64_t> coordinates(int64_t device) const;
   int64_t device(const std::vector<int64_t>& coordinates) const;
   std::string str() const;
@@ -40,24 +43,34 @@ private:
 // How a tensor is laid out on a mesh: per dimension the mesh axes it is split over
 // (major to minor; none: replicated along that dimension), and the axes over which the
 // values are partial sums still to be reduced.
+//
+// A dimension may also be "chunked": viewed as [c, n/c] (c equal chunks, e.g. the fused
+// q|k|v columns of an attention projection), with each chunk split over the axes, so a
+// device holds its slice of every chunk, chunk after chunk. Written `{model}:3`.
 struct TensorSharding {
   std::vector<std::vector<std::string>> dims;
   std::vector<std::string> partial;
+  std::vector<int64_t> chunks; // empty, or one per dimension (1: not chunked)
+
+  int64_t chunksOf(size_t dim) const { return dim < chunks.size() ? chunks[dim] : 1; }
+  void setChunks(size_t dim, int64_t c);
 
   static TensorSharding replicated(int64_t rank) {
-    return {std::vector<std::vector<std::string>>(static_cast<size_t>(rank)), {}};
+    return {std::vector<std::vector<std::string>>(static_cast<size_t>(rank)), {}, {}};
   }
   bool isReplicated() const;
   // "[{data}, {}]", with " partial{model}" when partial.
   std::string str() const;
-  bool operator==(const TensorSharding&) const = default;
+  // Equal as layouts (chunks of 1 and an empty chunks list are the same).
+  bool operator==(const TensorSharding& o) const;
 };
 
 // Parses the str() form; throws shardc::Error.
 TensorSharding parseSharding(std::string_view text);
 
 // "" when `s` is valid for a tensor of type `t` on `mesh`: one entry per dimension, known
-// axes, each axis used at most once, every sharded dimension divisible by its axes' sizes.
+// axes, each axis used at most once, every sharded dimension divisible by its chunks times
+// its axes' sizes.
 // Otherwise a message naming the dimension and axis.
 std::string checkSharding(const TensorSharding& s, const TensorType& t, const Mesh& mesh);
 

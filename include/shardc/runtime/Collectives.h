@@ -1,0 +1,59 @@
+// Collective communication between the devices of a mesh, as the per-device (SPMD) program
+// sees it. Every device runs the same sequence of collectives; each call works within the
+// device's group for `axes`: the devices whose mesh coordinates agree on every axis not in
+// `axes`. A device's rank in its group is its coordinates on `axes`, row-major in the order
+// listed (the first axis varies slowest).
+//
+// Results are bitwise identical on every device of a group and for every implementation
+// (threads or MPI): sums are taken in double (integers in int64), in group-rank order, then
+// rounded once. Bad arguments (an unknown axis, a dim out of range or that does not divide,
+// invalid pairs) throw shardc::Error, on every device alike.
+#pragma once
+
+#include "shardc/ir/Tensor.h"
+#include "shardc/sharding/Mesh.h"
+
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+class Collectives {
+public:
+  virtual ~Collectives() = default;
+  virtual const Mesh& mesh() const = 0;
+  virtual int64_t device() const = 0;
+
+  // Sum over the group; same shape.
+  Tensor allReduce(const Tensor& x, const std::vector<std::string>& axes);
+  // Concatenation of the group's tensors along `dim`, in rank order.
+  Tensor allGather(const Tensor& x, const std::vector<std::string>& axes, int64_t dim);
+  // Sum over the group, then rank r keeps piece r of `dim` (which must divide).
+  Tensor reduceScatter(const Tensor& x, const std::vector<std::string>& axes, int64_t dim);
+  // Piece r of `splitDim` goes to rank r; received pieces are concatenated along `concatDim`.
+  Tensor allToAll(const Tensor& x, const std::vector<std::string>& axes, int64_t splitDim,
+                  int64_t concatDim);
+  // Rank pairs[2i] sends to rank pairs[2i+1]; a rank that receives nothing gets zeros.
+  Tensor permute(const Tensor& x, const std::vector<std::string>& axes,
+                 const std::vector<int64_t>& pairs);
+  // Piece r of `dim` for this device's rank r (no communication).
+  Tensor shardSlice(const Tensor& x, const std::vector<std::string>& axes, int64_t dim) const;
+
+  // This device's rank in its group for `axes`, and the group's size. Throw shardc::Error
+  // for an axis the mesh lacks or one listed twice.
+  int64_t groupRank(const std::vector<std::string>& axes) const;
+  int64_t groupSize(const std::vector<std::string>& axes) const;
+
+protected:
+  // The device holding rank `rank` in this device's group for `axes`.
+  int64_t groupDevice(const std::vector<std::string>& axes, int64_t rank) const;
+
+  // The one primitive every collective above is built on: within the group for `axes`,
+  // send[r] goes to rank r, and the result holds what each rank sent to this device, whose
+  // types the caller knows (`recvTypes[r]`; a zero-element type where nothing is sent).
+  virtual std::vector<Tensor> exchange(const std::vector<std::string>& axes,
+                                       const std::vector<Tensor>& send,
+                                       const std::vector<TensorType>& recvTypes) = 0;
+};
+
+} // namespace shardc

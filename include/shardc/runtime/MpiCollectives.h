@@ -1,0 +1,46 @@
+// One device per MPI rank (`mpirun -np N shardc run ...`): device d is world rank d. Only
+// lib/runtime/MpiCollectives.cpp sees mpi.h.
+#pragma once
+
+#include "shardc/runtime/Collectives.h"
+
+#include <memory>
+
+namespace shardc {
+
+namespace mpi {
+// True when mpirun (OpenMPI) or a PMI launcher started this process. Only then is MPI
+// initialized, so a plain `shardc run` never touches MPI.
+bool launchedByMpi();
+void init(int& argc, char**& argv);
+void finalize();
+int worldRank();
+int worldSize();
+// Collective over all ranks: on rank 0, every rank's `local` in rank order; elsewhere none.
+std::vector<Tensor> gatherToRoot(const Tensor& local);
+// Prints `message` (one line) to stderr and ends every rank with a non-zero exit: ranks
+// waiting in a collective for this one would otherwise wait forever.
+[[noreturn]] void abortAll(const std::string& message);
+} // namespace mpi
+
+class MpiCollectives : public Collectives {
+public:
+  // Throws shardc::Error unless the mesh has one device per rank.
+  explicit MpiCollectives(Mesh mesh);
+  ~MpiCollectives() override;
+  const Mesh& mesh() const override { return mesh_; }
+  int64_t device() const override { return device_; }
+
+protected:
+  std::vector<Tensor> exchange(const std::vector<std::string>& axes,
+                               const std::vector<Tensor>& send,
+                               const std::vector<TensorType>& recvTypes) override;
+
+private:
+  struct Comms; // one communicator per axes list, made on first use
+  Mesh mesh_;
+  int64_t device_;
+  std::unique_ptr<Comms> comms_;
+};
+
+} // namespace shardc

@@ -1,0 +1,30 @@
+// The expert tactics a user names on the command line. Each fixes the shardings of some
+// function arguments (OriginKind::Tactic) and leaves everything else to propagation;
+// arguments already fixed (by the user's strategy file) are never changed.
+#pragma once
+
+#include <string>
+
+namespace shardc {
+class Function;
+class ShardingPlan;
+
+// Data parallelism over `axis`: every input's first dimension (the batch) is split, every
+// parameter replicated. Gradients then arrive as partial sums and are reduced before the
+// optimizer update. Throws shardc::Error when a batch does not divide over the axis.
+void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string& axis);
+
+// Megatron-style tensor parallelism over `axis`: matmuls by a parameter weight are taken in
+// program order; one whose activation is whole becomes column parallel (weight and bias
+// split by output column; split per chunk when its output is cut into equal pieces, like a
+// fused q|k|v projection) if propagation then carries the split into a later parameter
+// matmul's contracted dimension, which becomes row parallel. Attention heads follow by
+// propagation. A column candidate without a row partner (an LM head) stays whole. Every other
+// parameter and every input is replicated.
+void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis);
+
+// Optimizer-state sharding (ZeRO) over `axis`: each optimizer-state tensor is split along its
+// first dimension that divides; propagation then shards the update and gathers parameters.
+void applyOptimizerStateSharding(const Function& f, ShardingPlan& plan, const std::string& axis);
+
+} // namespace shardc

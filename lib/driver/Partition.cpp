@@ -1,0 +1,89 @@
+#include "Partition.h"
+
+#include "shardc/ir/IR.h"
+#include "shardc/sharding/Propagate.h"
+#include "shardc/sharding/Strategy.h"
+#include "shardc/sharding/Tactics.h"
+#include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
+
+namespace shardc {
+namespace {
+
+// The mesh the flags describe: --mesh as given, else `data` (data parallel or tensor
+// parallel batch) then `model` (tensor parallel weight) axes.
+Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStrategy) {
+  if (o.dataParallel != (o.worldSize > 0))
+    throw Error("--data-parallel and -ws/--world-size N go together");
+  if (!o.tensorParallel.empty() && o.tensorParallel != "batch" && o.tensorParallel != "weight")
+    throw Error("--tensor-parallel must be batch or weight, not '" + o.tensorParallel + "'");
+  if (o.tensorParallel.empty() != (o.nChips == 0))
+    throw Error("--tensor-parallel batch|weight and --n-chips N go together");
+  if (o.worldSize < 0 || o.nChips < 0) throw Error("-ws and --n-chips must be positive");
+  if (!o.mesh.empty()) {
+    if (o.dataParallel || !o.tensorParallel.empty())
+      throw Error("--mesh names the whole mesh; give either --mesh with --strategy FILE, or "
+                  "the tactics (-ws N, --n-chips N), not both");
+    if (o.strategy.empty())
+      throw Error("--mesh needs --strategy FILE saying how to shard the arguments (or use the "
+                  "tactics: --data-parallel -ws N, --tensor-parallel weight --n-chips N)");
+    Mesh m = Mesh::parse(o.mesh);
+    if (fromStrategy && !(*fromStrategy == m))
+      throw Error("--mesh " + m.str() + " differs from the strategy file's mesh " +
+                  fromStrategy->str());
+    return m;
+  }
+  std::vector<MeshAxis> axes;
+  if (o.dataParallel) axes.push_back({"data", o.worldSize});
+  if (o.tensorParallel == "batch") {
+    if (o.dataParallel)
+      throw Error("--tensor-parallel batch and --data-parallel both split the batch; use one");
+    axes.push_back({"data", o.nChips});
+  }
+  if (o.tensorParallel == "weight") axes.push_back({"model", o.nChips});
+  if (axes.empty()) {
+    if (!fromStrategy) throw Error("--strategy needs a mesh: a `mesh` line in it, or --mesh");
+    return *fromStrategy;
+  }
+  Mesh m(axes);
+  if (fromStrategy && !(*fromStrategy == m))
+    throw Error("the strategy file's mesh " + fromStrategy->str() +
+                " differs from the mesh the flags make, " + m.str());
+  return m;
+}
+
+} // namespace
+
+Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
+                             const std::function<void(const std::string&)>& log) {
+  std::optional<Strategy> strategy;
+  if (!o.strategy.empty()) strategy = parseStrategy(readFile(o.strategy), o.strategy);
+  Mesh mesh = meshFromFlags(o, strategy ? strategy->mesh : std::nullopt);
+  log("mesh " + mesh.str() + " (" + std::to_string(mesh.numDevices()) + " devices)");
+  Partitioned p{ShardingPlan(mesh), {}};
+  if (strategy) {
+    applyStrategy(*strategy, f, p.plan, o.strategy);
+    log("strategy " + o.strategy + ": " + std::to_string(strategy->entries.size()) +
+        " arguments fixed");
+  }
+  if (o.dataParallel || o.tensorParallel == "batch") {
+    applyDataParallel(f, p.plan, "data");
+    log("tactic data-parallel: inputs split by batch over `data`, parameters replicated");
+  }
+  if (o.shardOptimizerState) {
+    if (!mesh.axisIndex("data"))
+      throw Error("--shard-optimizer-state shards over the `data` axis, which the mesh " +
+                  mesh.str() + " lacks");
+    applyOptimizerStateSharding(f, p.plan, "data");
+    log("tactic optimizer-state sharding over `data`");
+  }
+  if (o.tensorParallel == "weight") {
+    applyMegatron(f, p.plan, "model");
+    log("tactic tensor-parallel weight over `model`");
+  }
+  propagateShardings(f, p.plan);
+  p.program = lowerToSpmd(f, p.plan);
+  return p;
+}
+
+} // namespace shardc
