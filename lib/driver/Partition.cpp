@@ -81,6 +81,7 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
     applyMegatron(f, p.plan, "model");
     log("tactic tensor-parallel weight over `model`");
   }
+  if (o.dataParallel || !o.tensorParallel.empty()) replicateUnfixedParameters(f, p.plan);
   propagateShardings(f, p.plan);
   p.program = lowerToSpmd(f, p.plan);
   return p;

@@ -24,6 +24,15 @@ void replicateRest(const Function& f, ShardingPlan& plan, ArgKind kind, const st
       fix(plan, f.argument(i), TensorSharding::replicated(f.argument(i)->type().rank()), tactic);
 }
 
+// `plan` with every parameter and input not yet decided fixed whole: what the tactic's trial
+// propagations assume, so that only its own decisions travel.
+ShardingPlan undecidedReplicated(const Function& f, const ShardingPlan& plan) {
+  ShardingPlan p = plan;
+  replicateRest(f, p, ArgKind::Param, "trial");
+  replicateRest(f, p, ArgKind::Input, "trial");
+  return p;
+}
+
 // The 2-D parameter weight of a matmul, or nullptr.
 const Value* paramWeight(const Op& op) {
   if (op.name() != "matmul") return nullptr;
@@ -81,7 +90,6 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
     s.dims[0] = {axis};
     fix(plan, a, s, "data-parallel");
   }
-  replicateRest(f, plan, ArgKind::Param, "data-parallel");
 }
 
 void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis) {
@@ -90,7 +98,7 @@ void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axi
   for (const auto& op : f.ops()) {
     const Value* w = paramWeight(*op);
     if (!w || isFixed(plan, w)) continue;
-    ShardingPlan now = plan;
+    ShardingPlan now = undecidedReplicated(f, plan);
     propagateShardings(f, now);
     if (lastDimUses(now.shardingOf(op->operand(0)), axis)) continue; // a row partner, decided
     int64_t pieces = equalPieces(*op);
@@ -107,6 +115,7 @@ void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axi
       bs.setChunks(0, pieces);
       fix(trial, b, bs, tactic);
     }
+    trial = undecidedReplicated(f, trial);
     propagateShardings(f, trial);
     for (auto it = std::next(f.position(op.get())); it != f.ops().end(); ++it) {
       const Value* w2 = paramWeight(**it);
@@ -121,8 +130,10 @@ void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axi
       break;
     }
   }
-  replicateRest(f, plan, ArgKind::Param, tactic);
-  replicateRest(f, plan, ArgKind::Input, tactic);
+}
+
+void replicateUnfixedParameters(const Function& f, ShardingPlan& plan) {
+  replicateRest(f, plan, ArgKind::Param, "replicated parameters");
 }
 
 void applyOptimizerStateSharding(const Function& f, ShardingPlan& plan, const std::string& axis) {

@@ -2,7 +2,8 @@
 |got - want| <= atol + rtol * |want|.
 
 usage: compare_npy.py GOT WANT [--rtol R] [--atol A] [--max-rel M]; exits 1 and says where
-they differ. With --max-rel the criterion is instead max|got - want| / max|want| <= M.
+they differ. With --max-rel the criterion is instead max|got - want| / max|want| <= M (per
+array for .npz files).
 """
 import argparse
 import sys
@@ -23,6 +24,12 @@ a = ap.parse_args()
 def check(got, want, label):
     if got.shape != want.shape or got.dtype != want.dtype:
         sys.exit(f"{label}: got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}")
+    if a.max_rel is not None:
+        scale = float(np.max(np.abs(want))) if want.size else 0.0
+        err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
+        if not (err / scale if scale else err) <= a.max_rel:
+            sys.exit(f"{label}: max abs error {err} / max abs value {scale} > {a.max_rel}")
+        return
     bad = ~np.isclose(got, want, rtol=a.rtol, atol=a.atol, equal_nan=True)
     if bad.any():
         i = tuple(np.argwhere(bad)[0])

@@ -9,9 +9,10 @@ namespace shardc {
 class Function;
 class ShardingPlan;
 
-// Data parallelism over `axis`: every input's first dimension (the batch) is split, every
-// parameter replicated. Gradients then arrive as partial sums and are reduced before the
-// optimizer update. Throws shardc::Error when a batch does not divide over the axis.
+// Data parallelism over `axis`: every input's first dimension (the batch) is split (parameters
+// stay whole along `axis`; see replicateUnfixedParameters). Gradients then arrive as partial
+// sums and are reduced before the optimizer update. Throws shardc::Error when a batch does not
+// divide over the axis.
 void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string& axis);
 
 // Megatron-style tensor parallelism over `axis`: matmuls by a parameter weight are taken in
@@ -19,9 +20,12 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
 // split by output column; split per chunk when its output is cut into equal pieces, like a
 // fused q|k|v projection) if propagation then carries the split into a later parameter
 // matmul's contracted dimension, which becomes row parallel. Attention heads follow by
-// propagation. A column candidate without a row partner (an LM head) stays whole. Every other
-// parameter and every input is replicated.
+// propagation. A column candidate without a row partner (an LM head) stays whole.
 void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis);
+
+// Fixes every parameter no decision has split as replicated: what the command-line tactics
+// mean for the parameters they leave alone (left open, propagation could split them).
+void replicateUnfixedParameters(const Function& f, ShardingPlan& plan);
 
 // Optimizer-state sharding (ZeRO) over `axis`: each optimizer-state tensor is split along its
 // first dimension that divides; propagation then shards the update and gathers parameters.
