@@ -56,8 +56,7 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
     while (!v->isArgument() && v->name().empty() && v->definingOp()->numOperands() == 1 &&
            v->definingOp()->name() == "reshape")
       v = v->definingOp()->operand(0); // name the value a chunked collective works on
-    std::string value = v->name().empty() ? "(line " + std::to_string(op->loc().line) + ")"
-                                          : "%" + v->name();
+    std::string value = (v->isArgument() ? "argument" : v->definingOp()->name()) + " %" + v->name();
     info.collectives.push_back({op->name(), op->attrs().getString("axes"), value,
                                 op->attrs().getInt("group"),
                                 static_cast<int64_t>(op->def().byteCount(
