@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Step time of the GPT fixture's Adam training step (test/import/Inputs/gpt_loss) split over
+devices, next to the one-device step, in the same run: data parallel -ws 2 and -ws 4, Megatron
+on 2 chips and a 2x2 mesh, each with devices as threads in one process and as MPI ranks.
+Medians of --repeats; prints each step time and its ratio to one device.
+
+A step's time is (time of `run --steps S+1`) - (time of `run --steps 1`), divided by S, so
+process start (and MPI start-up), loading and writing outputs cancel out.
+
+  bench/partition_step.py [--build build] [--repeats 3] [--steps 10] [--batch 8]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from benchutil import ROOT, add_common_args, median_time
+
+CASES = [  # name, compile flags, devices
+    ("1 device", [], 1),
+    ("-ws 2", ["--data-parallel", "-ws", "2"], 2),
+    ("-ws 4", ["--data-parallel", "-ws", "4"], 4),
+    ("tensor-parallel weight 2", ["--tensor-parallel", "weight", "--n-chips", "2"], 2),
+    ("2x2 mesh", ["--data-parallel", "-ws", "2", "--tensor-parallel", "weight", "--n-chips", "2"], 4),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_common_args(ap)
+    ap.set_defaults(repeats=3)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=8)
+    a = ap.parse_args()
+    shardc = os.path.join(a.build, "bin", "shardc")
+    mpirun = shutil.which("mpirun")
+    d = os.path.join(ROOT, "test", "import", "Inputs", "gpt_loss")
+    with tempfile.TemporaryDirectory() as out:
+        inputs = []
+        for n in ("idx", "targets"):
+            x = np.load(os.path.join(d, n + ".npy"))
+            np.save(os.path.join(out, n + ".npy"), np.concatenate([x] * (a.batch // x.shape[0])))
+            inputs += ["--input", n + "=" + os.path.join(out, n + ".npy")]
+        rows = []
+        base = None
+        for name, flags, devices in CASES:
+            pef = "c%d" % len(rows)
+            subprocess.run([shardc, "compile", os.path.join(d, "model.onnx"), "-b", str(a.batch),
+                            "--optimizer", "adam", "--output-folder", out, "--pef-name", pef] + flags,
+                           check=True, stdout=subprocess.DEVNULL)
+            launchers = [("threads", [])]
+            if devices > 1 and mpirun:
+                launchers.append(("mpirun", [mpirun, "--allow-run-as-root", "--oversubscribe",
+                                             "-np", str(devices)]))
+            for how, prefix in launchers:
+                run = lambda steps: subprocess.run(
+                    prefix + [shardc, "run", "--pef", os.path.join(out, pef, pef + ".pef"),
+                              "--steps", str(steps), "--output-dir", out] + inputs,
+                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                t1 = median_time(lambda: run(1), a.repeats)
+                tn = median_time(lambda: run(a.steps + 1), a.repeats)
+                step = (tn - t1) / a.steps
+                base = base or step
+                rows.append((name, how if devices > 1 else "-", step, step / base))
+    print(f"GPT fixture (2 layers, d 32, 4 heads, seq 8), batch {a.batch}, Adam; "
+          f"{os.cpu_count()} cores")
+    print(f"{'strategy':28} {'devices as':10} {'step ms':>9} {'vs 1 device':>12}")
+    for name, how, step, ratio in rows:
+        print(f"{name:28} {how:10} {step * 1e3:9.2f} {ratio:12.2f}")
+
+
+if __name__ == "__main__":
+    main()
