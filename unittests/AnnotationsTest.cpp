@@ -33,7 +33,7 @@ TEST(AnnotationsTest, ParserCollectsAnnotations) {
   EXPECT_EQ(a.shardings[0].value, f.argument(0));
   EXPECT_EQ(a.shardings[0].text, "[{data}, {}]");
   EXPECT_EQ(a.shardings[0].loc.line, 3u);
-  EXPECT_EQ(a.shardings[0].loc.col, 36u);
+  EXPECT_EQ(a.shardings[0].loc.col, 29u);
   EXPECT_EQ(a.shardings[1].value, f.ops().front()->result());
   EXPECT_EQ(a.shardings[2].text, "[{}, {model}:3] partial{data}");
   EXPECT_EQ(a.shardings[2].value->name(), "b");
@@ -94,5 +94,5 @@ TEST(AnnotationsTest, ErrorsAreLocatedAndNameTheValue) {
             "a.ir:2:26: error: sharding of %x: dimension 0 of f32[3] (size 3) does not divide "
             "evenly over {data} (2 devices)");
   EXPECT_EQ(diags.format(diags.diagnostics()[1]),
-            "a.ir:2:65: error: sharding of result r of @f: axis 'model' is not in the mesh data=2");
+            "a.ir:2:59: error: sharding of result r of @f: axis 'model' is not in the mesh data=2");
 }

@@ -326,7 +326,7 @@ TEST(CollectivesTest, AFailingDeviceAbortsTheOthers) {
 
 namespace {
 const char* kProgram = R"(
-func @step(%x: f32[2,3], %w: f32[3,4]) -> (y: f32[2,4], g: f32[4,4], p: f32[2,3]) {
+func @step(input %x: f32[2,3], param %w: f32[3,4]) -> (y: f32[2,4], g: f32[4,4], p: f32[2,3]) {
   %h = matmul(%x, %w) : f32[2,4]
   %y = all_reduce(%h) {axes = "data,model", group = 4} : f32[2,4]
   %g = all_gather(%y) {axes = "model", group = 2, dim = 0} : f32[4,4]

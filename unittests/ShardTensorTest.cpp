@@ -58,7 +58,7 @@ TEST(ShardTensorTest, ChunkedDimsSplitEveryChunk) {
 TEST(ShardTensorTest, AssembleInvertsShardOf) {
   Mesh m = Mesh::parse("data=2,model=3,seq=2");
   Tensor x =
-      Tensor::fromDoubles(TensorType{DType::F32, {12, 6, 4}}, arange({12, 6, 4}).toDoubles());
+      Tensor::fromDoubles(TensorType{DType::F32, {24, 6, 4}}, arange({24, 6, 4}).toDoubles());
   for (const char* text : {"[{}, {}, {}]", "[{data}, {model}, {seq}]", "[{model, data}, {}, {seq}]",
                            "[{data, seq}:2, {model}:2, {}]", "[{}, {model}:2, {data}]",
                            "[{seq}:3, {}, {}]", "[{data}:2, {}, {seq}:2]"}) {
