@@ -215,9 +215,9 @@ CompileResult compileModel(const CompileOptions& o) {
       counts += " " + kind + " x" + std::to_string(n);
     log.line("partitioned: per-device program of " + std::to_string(local.ops().size()) +
              " ops; collectives:" + (counts.empty() ? " none" : counts) + " (" +
-             std::to_string(std::chrono::duration<double, std::milli>(
-                                std::chrono::steady_clock::now() - p0)
-                                .count()) +
+             std::to_string(
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0)
+                     .count()) +
              " ms)");
     artifacts.emplace_back(name + ".strategy", writeStrategy(f, part.plan));
     artifacts.emplace_back(name + ".sharded.ir", printShardedModule(*m.module, part.plan));

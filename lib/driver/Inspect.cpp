@@ -42,8 +42,8 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
     whole[b.tensor.name] = b.tensor.type;
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
-    info.args.push_back({a->name(), std::string(argKindName(a->argKind())),
-                         l.argShardings[i].str(), whole.at(a->name()), a->type()});
+    info.args.push_back({a->name(), std::string(argKindName(a->argKind())), l.argShardings[i].str(),
+                         whole.at(a->name()), a->type()});
     int64_t& total = a->argKind() == ArgKind::Param      ? info.paramBytes
                      : a->argKind() == ArgKind::OptState ? info.stateBytes
                                                          : info.inputBytes;
@@ -57,10 +57,9 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
            v->definingOp()->name() == "reshape")
       v = v->definingOp()->operand(0); // name the value a chunked collective works on
     std::string value = (v->isArgument() ? "argument" : v->definingOp()->name()) + " %" + v->name();
-    info.collectives.push_back({op->name(), op->attrs().getString("axes"), value,
-                                op->attrs().getInt("group"),
-                                static_cast<int64_t>(op->def().byteCount(
-                                    OpSig{in, op->attrs()}, out))});
+    info.collectives.push_back(
+        {op->name(), op->attrs().getString("axes"), value, op->attrs().getInt("group"),
+         static_cast<int64_t>(op->def().byteCount(OpSig{in, op->attrs()}, out))});
   }
   info.peakActivations = peakActivationBytes(f);
   return info;
@@ -143,8 +142,8 @@ std::string inspectPef(const std::string& path, bool json) {
   os << "PEF " << path << "\n";
   os << "  format version " << kPefFormatVersion << ", shardc " << p.shardcVersion << ", created "
      << p.createdUtc << "\n";
-  os << "  mode: " << p.mode << ", arch: " << p.arch << ", devices: "
-     << (l.partitioned() ? l.mesh.numDevices() : 1) << "\n";
+  os << "  mode: " << p.mode << ", arch: " << p.arch
+     << ", devices: " << (l.partitioned() ? l.mesh.numDevices() : 1) << "\n";
   os << "  compile args:";
   for (const auto& a : p.compileArgs)
     os << " " << a;
@@ -177,8 +176,8 @@ std::string inspectPef(const std::string& path, bool json) {
   PartitionInfo info = partitionInfo(l);
   os << "  mesh: " << l.mesh.str() << "\n  shardings (whole -> per device):\n";
   for (const auto& a : info.args)
-    os << "    " << a.kind << " " << a.name << ": " << a.whole.str() << " " << a.sharding
-       << " -> " << a.local.str() << "\n";
+    os << "    " << a.kind << " " << a.name << ": " << a.whole.str() << " " << a.sharding << " -> "
+       << a.local.str() << "\n";
   os << "  per device: parameters " << info.paramBytes << " bytes, optimizer state "
      << info.stateBytes << " bytes, inputs " << info.inputBytes << " bytes, peak activations "
      << info.peakActivations << " bytes\n";

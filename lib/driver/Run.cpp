@@ -3,10 +3,10 @@
 #include "shardc/pef/Pef.h"
 #include "shardc/runtime/Interpreter.h"
 #include "shardc/runtime/MpiCollectives.h"
-#include "shardc/runtime/ShardTensor.h"
-#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/runtime/Npy.h"
 #include "shardc/runtime/Npz.h"
+#include "shardc/runtime/ShardTensor.h"
+#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
 
 #include <cstring>
@@ -71,9 +71,8 @@ public:
     } else {
       if (n > kMaxThreadDevices)
         throw Error("the PEF's mesh " + l.mesh.str() + " has " + std::to_string(n) +
-                    " devices; one process simulates at most " +
-                    std::to_string(kMaxThreadDevices) + " (run it under mpirun -np " +
-                    std::to_string(n) + ")");
+                    " devices; one process simulates at most " + std::to_string(kMaxThreadDevices) +
+                    " (run it under mpirun -np " + std::to_string(n) + ")");
       for (int64_t d = 0; d < n; ++d)
         local_.push_back(shard(d));
     }

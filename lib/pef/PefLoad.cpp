@@ -34,7 +34,8 @@ void loadShardings(LoadedPef& l, const PefProgram& prog, const std::string& path
   }
   for (size_t i = 0; i < f.results().size(); ++i) {
     const TensorSharding& s = l.resultShardings[i];
-    if (!s.partial.empty() || static_cast<int64_t>(s.dims.size()) != f.results()[i].value->type().rank())
+    if (!s.partial.empty() ||
+        static_cast<int64_t>(s.dims.size()) != f.results()[i].value->type().rank())
       throw Error(path + ": result '" + f.results()[i].name + "' has the sharding " + s.str() +
                   ", which does not fit " + f.results()[i].value->type().str());
   }
@@ -64,8 +65,7 @@ LoadedPef loadPef(const std::string& path) {
   auto wholeOk = [&](size_t i, const TensorType& whole) {
     const TensorType& local = f.argument(i)->type();
     if (!l.partitioned()) return local == whole;
-    return local.dtype == whole.dtype &&
-           checkSharding(l.argShardings[i], whole, l.mesh).empty() &&
+    return local.dtype == whole.dtype && checkSharding(l.argShardings[i], whole, l.mesh).empty() &&
            localShape(l.argShardings[i], whole, l.mesh) == local.shape;
   };
   std::map<std::string, const Tensor*> weights;

@@ -124,7 +124,9 @@ int64_t Mesh::device(const std::vector<int64_t>& coordinates) const {
   return d;
 }
 
-int64_t Mesh::axisSize(std::string_view name) const { return axes_[*axisIndex(name)].size; }
+int64_t Mesh::axisSize(std::string_view name) const {
+  return axes_[*axisIndex(name)].size;
+}
 
 int64_t Mesh::groupSize(const std::vector<std::string>& axes) const {
   int64_t n = 1;

@@ -84,8 +84,8 @@ private:
     for (auto [from, to] : {std::pair{arg, result}, std::pair{result, arg}}) {
       const ValueSharding* src = plan_.find(from);
       if (!src) continue;
-      changed |= offer(to, src->sharding,
-                       {OriginKind::Propagated, "the state tied to %" + from->name()});
+      changed |=
+          offer(to, src->sharding, {OriginKind::Propagated, "the state tied to %" + from->name()});
     }
     return changed;
   }
@@ -126,14 +126,13 @@ private:
       if (!vs) continue;
       auto proj = projectToFactors(vs->sharding, dimsOf(t), rule, plan_.mesh());
       for (size_t f = 0; f < nf; ++f) {
-        if (!proj[f] || proj[f]->axes.empty() ||
-            rule.factorKinds[f] == FactorKind::NeedReplication)
+        if (!proj[f] || proj[f]->axes.empty() || rule.factorKinds[f] == FactorKind::NeedReplication)
           continue;
         Candidate c{*proj[f], vs->origin.fixed(), tensors[t]->type().bytes(), t, true};
         Candidate& b = best[f];
-        if (!b.set || (b.sharding.compatibleWith(c.sharding)
-                           ? c.sharding.axes.size() > b.sharding.axes.size()
-                           : beats(c, b)))
+        if (!b.set ||
+            (b.sharding.compatibleWith(c.sharding) ? c.sharding.axes.size() > b.sharding.axes.size()
+                                                   : beats(c, b)))
           b = c;
       }
     }
@@ -162,7 +161,8 @@ private:
       size_t source = t;
       for (size_t d = 0; d < proposed.dims.size() && source == t; ++d)
         for (int f : dimsOf(t)[d])
-          if (!factors[static_cast<size_t>(f)].axes.empty() && best[static_cast<size_t>(f)].tensor != t) {
+          if (!factors[static_cast<size_t>(f)].axes.empty() &&
+              best[static_cast<size_t>(f)].tensor != t) {
             source = best[static_cast<size_t>(f)].tensor;
             break;
           }
@@ -183,6 +183,8 @@ private:
 
 } // namespace
 
-void propagateShardings(const Function& f, ShardingPlan& plan) { Propagator(f, plan).run(); }
+void propagateShardings(const Function& f, ShardingPlan& plan) {
+  Propagator(f, plan).run();
+}
 
 } // namespace shardc

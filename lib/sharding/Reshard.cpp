@@ -22,8 +22,8 @@ public:
 
   // A collective on dimension `dim`; with `chunks` > 1 the dimension is viewed as
   // [chunks, rest] and the collective works on `rest`, chunk by chunk.
-  Value* alongDim(std::string_view op, Value* v, int64_t dim,
-                  const std::vector<std::string>& axes, int64_t chunks) {
+  Value* alongDim(std::string_view op, Value* v, int64_t dim, const std::vector<std::string>& axes,
+                  int64_t chunks) {
     AttrDict attrs{{"axes", joinAxes(axes)}, {"group", mesh_.groupSize(axes)}};
     if (chunks == 1) {
       attrs.set("dim", dim);
@@ -59,7 +59,8 @@ public:
     }
     cur.partial.clear();
     if (!reduce.empty())
-      v = b_.value("all_reduce", {v}, {{"axes", joinAxes(reduce)}, {"group", mesh_.groupSize(reduce)}});
+      v = b_.value("all_reduce", {v},
+                   {{"axes", joinAxes(reduce)}, {"group", mesh_.groupSize(reduce)}});
 
     // Axes a dimension loses: moved to another dimension by all-to-all or gathered.
     for (size_t d = 0; d < rank; ++d) {
@@ -94,9 +95,8 @@ public:
     // Axes a dimension gains: each device keeps its own piece.
     for (size_t d = 0; d < rank; ++d) {
       if (to.dims[d].size() == cur.dims[d].size()) continue;
-      std::vector<std::string> gained(to.dims[d].begin() +
-                                          static_cast<std::ptrdiff_t>(cur.dims[d].size()),
-                                      to.dims[d].end());
+      std::vector<std::string> gained(
+          to.dims[d].begin() + static_cast<std::ptrdiff_t>(cur.dims[d].size()), to.dims[d].end());
       v = alongDim("shard_slice", v, static_cast<int64_t>(d), gained, to.chunksOf(d));
       cur.dims[d] = to.dims[d];
       cur.setChunks(d, to.chunksOf(d));
@@ -129,8 +129,7 @@ private:
   static std::optional<size_t> moveTarget(const TensorSharding& cur, const TensorSharding& to,
                                           size_t from, const std::string& axis) {
     for (size_t e = 0; e < cur.dims.size(); ++e)
-      if (e != from && to.chunksOf(e) == 1 && cur.chunksOf(e) == 1 &&
-          extendsWith(cur, to, e, axis))
+      if (e != from && to.chunksOf(e) == 1 && cur.chunksOf(e) == 1 && extendsWith(cur, to, e, axis))
         return e;
     return std::nullopt;
   }

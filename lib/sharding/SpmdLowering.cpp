@@ -23,8 +23,7 @@ std::string valueName(const Value* v) {
 
 class Lowering {
 public:
-  Lowering(const Function& f, const ShardingPlan& plan)
-      : f_(f), plan_(plan), mesh_(plan.mesh()) {}
+  Lowering(const Function& f, const ShardingPlan& plan) : f_(f), plan_(plan), mesh_(plan.mesh()) {}
 
   SpmdProgram run() {
     SpmdProgram p;
@@ -43,9 +42,17 @@ public:
     }
     for (const auto& op : f_.ops())
       lowerOp(*op);
-    for (const FuncResult& r : f_.results()) {
+    for (size_t i = 0; i < f_.results().size(); ++i) {
+      const FuncResult& r = f_.results()[i];
+      const ValueSharding* asked = plan_.findResult(f_, i);
       TensorSharding want = r.tiedArg >= 0 ? p.argShardings[static_cast<size_t>(r.tiedArg)]
+                            : asked        ? asked->sharding
                                            : map_.at(r.value).sharding;
+      if (asked && !(asked->sharding == want))
+        throw Error("result '" + r.name + "' is asked to be " + asked->sharding.str() +
+                    " but replaces argument %" +
+                    f_.argument(static_cast<size_t>(r.tiedArg))->name() + ", which is " +
+                    want.str());
       out->addResult(r.name, use(r.value, want), r.tiedArg);
       p.resultShardings.push_back(want);
     }
@@ -80,11 +87,64 @@ private:
     return r;
   }
 
-  // How the op's factors are split, see the header.
+  // How the op's factors are split: taken from the results' annotations first (the layout
+  // the plan asked for), or from the operands first (no reshard before the op), whichever
+  // sends fewer bytes.
   std::vector<FactorSharding> chooseFactors(const Op& op, const ShardingRule& rule) {
+    if (op.numOperands() == 0)
+      return std::vector<FactorSharding>(rule.factorSizes.size()); // made whole
+    std::vector<FactorSharding> resultsFirst = factorsInOrder(op, rule, true);
+    std::vector<FactorSharding> operandsFirst = factorsInOrder(op, rule, false);
+    if (resultsFirst == operandsFirst) return resultsFirst;
+    return reshardBytes(op, rule, operandsFirst) < reshardBytes(op, rule, resultsFirst)
+               ? operandsFirst
+               : resultsFirst;
+  }
+
+  // Bytes each device sends to run `op` with `factors`: operands into place, results to their
+  // annotations. Measured by emitting the reshards into a scratch function.
+  double reshardBytes(const Op& op, const ShardingRule& rule,
+                      const std::vector<FactorSharding>& factors) {
+    Function scratch("scratch");
+    Builder b(scratch);
+    auto add = [&](const TensorType& global, const TensorSharding& from, const TensorSharding& to) {
+      if (from == to) return;
+      Value* v =
+          scratch.addArgument("t" + std::to_string(scratch.numArguments()),
+                              {global.dtype, localShape(from, global, mesh_)}, ArgKind::Input);
+      emitReshard(b, mesh_, v, from, to);
+    };
+    for (size_t t = 0; t < op.numOperands(); ++t)
+      add(op.operand(t)->type(), map_.at(op.operand(t)).sharding,
+          projectToTensor(factors, rule.operands[t], rule, mesh_));
+    std::vector<std::string> partial = partialAxes(rule, factors);
+    for (size_t r = 0; r < op.numResults(); ++r) {
+      TensorSharding natural = projectToTensor(factors, rule.results[r], rule, mesh_);
+      natural.partial = partial;
+      add(op.result(r)->type(), natural, checked(op.result(r)));
+    }
+    double bytes = 0;
+    for (const auto& o : scratch.ops()) {
+      if (!o->def().communicates) continue;
+      std::vector<TensorType> in{o->operand(0)->type()}, out{o->result(0)->type()};
+      bytes += o->def().byteCount(OpSig{in, o->attrs()}, out);
+    }
+    return bytes;
+  }
+
+  std::vector<std::string> partialAxes(const ShardingRule& rule,
+                                       const std::vector<FactorSharding>& factors) const {
+    std::vector<std::string> partial;
+    for (size_t f = 0; f < factors.size(); ++f)
+      if (rule.factorKinds[f] == FactorKind::Reduction)
+        partial.insert(partial.end(), factors[f].axes.begin(), factors[f].axes.end());
+    return partial;
+  }
+
+  std::vector<FactorSharding> factorsInOrder(const Op& op, const ShardingRule& rule,
+                                             bool resultsFirst) {
     size_t nf = rule.factorSizes.size();
     std::vector<FactorSharding> factors(nf);
-    if (op.numOperands() == 0) return factors; // constants and iotas are made whole
     std::vector<bool> decided(nf);
     std::vector<size_t> order;
     auto take = [&](const TensorSharding& s, const ShardingRule::Dims& dims) {
@@ -96,10 +156,14 @@ private:
         if (rule.factorKinds[f] != FactorKind::NeedReplication) factors[f] = *proj[f];
       }
     };
-    for (size_t r = 0; r < op.numResults(); ++r)
-      take(checked(op.result(r)), rule.results[r]);
+    auto takeResults = [&] {
+      for (size_t r = 0; r < op.numResults(); ++r)
+        take(checked(op.result(r)), rule.results[r]);
+    };
+    if (resultsFirst) takeResults();
     for (size_t t = 0; t < op.numOperands(); ++t)
       take(map_.at(op.operand(t)).sharding, rule.operands[t]);
+    if (!resultsFirst) takeResults();
     std::vector<std::string> used;
     for (size_t f : order) {
       auto& axes = factors[f].axes;
@@ -114,10 +178,10 @@ private:
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t t = 0; t < op.numOperands() + op.numResults(); ++t) {
-        const auto& dims = t < op.numOperands() ? rule.operands[t]
-                                                : rule.results[t - op.numOperands()];
-        auto back = projectToFactors(projectToTensor(factors, dims, rule, mesh_), dims, rule,
-                                     mesh_);
+        const auto& dims =
+            t < op.numOperands() ? rule.operands[t] : rule.results[t - op.numOperands()];
+        auto back =
+            projectToFactors(projectToTensor(factors, dims, rule, mesh_), dims, rule, mesh_);
         for (size_t f = 0; f < nf; ++f) {
           if (!back[f] || factors[f].axes.empty()) continue;
           if (back[f]->axes.empty()) back[f]->chunks = 1;
@@ -149,13 +213,8 @@ private:
           use(op.operand(t), projectToTensor(factors, rule.operands[t], rule, mesh_)));
       localOperandTypes.push_back(operands.back()->type());
     }
-    std::vector<std::string> partial;
-    int64_t reducedShards = 1;
-    for (size_t f = 0; f < factors.size(); ++f)
-      if (rule.factorKinds[f] == FactorKind::Reduction && !factors[f].axes.empty()) {
-        partial.insert(partial.end(), factors[f].axes.begin(), factors[f].axes.end());
-        reducedShards *= mesh_.groupSize(factors[f].axes);
-      }
+    std::vector<std::string> partial = partialAxes(rule, factors);
+    int64_t reducedShards = mesh_.groupSize(partial);
     std::vector<TensorSharding> natural;
     std::vector<TensorType> localResultTypes;
     for (size_t r = 0; r < op.numResults(); ++r) {
@@ -208,7 +267,8 @@ private:
       attrs.set("limit", limit);
     }
     if (op.name() == "split") {
-      auto axis = static_cast<size_t>(*normalizeAxis(attrs.getInt("axis"), globalOperands[0].rank()));
+      auto axis =
+          static_cast<size_t>(*normalizeAxis(attrs.getInt("axis"), globalOperands[0].rank()));
       std::vector<int64_t> sizes;
       for (const TensorType& t : localResults)
         sizes.push_back(t.shape[axis]);

@@ -82,8 +82,8 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
     const Value* a = f.argument(i);
     if (a->argKind() != ArgKind::Input || a->type().rank() == 0 || isFixed(plan, a)) continue;
     if (a->type().shape[0] % n)
-      throw Error("data parallel over " + axis + "=" + std::to_string(n) + ": the batch of input '" +
-                  a->name() + "' " + a->type().str() +
+      throw Error("data parallel over " + axis + "=" + std::to_string(n) +
+                  ": the batch of input '" + a->name() + "' " + a->type().str() +
                   " does not divide evenly; compile with a batch size (-b) that is a multiple of " +
                   std::to_string(n));
     TensorSharding s = TensorSharding::replicated(a->type().rank());

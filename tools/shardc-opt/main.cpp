@@ -11,8 +11,12 @@
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/runtime/Interpreter.h"
 #include "shardc/runtime/Npy.h"
+#include "shardc/runtime/ShardTensor.h"
 #include "shardc/runtime/TensorFormat.h"
+#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/sharding/Annotations.h"
+#include "shardc/sharding/Propagate.h"
+#include "shardc/sharding/SpmdLowering.h"
 #include "shardc/sharding/Strategy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
@@ -47,6 +51,7 @@ struct Options {
   bool printShardingRules = false;
   std::string strategy;
   bool printStrategy = false;
+  bool propagate = false, printOrigins = false, spmd = false;
 };
 
 // One line per op: its result names and the sharding rule the registry gives it.
@@ -132,14 +137,52 @@ const Function* selectFunction(const Module& m, const Options& o, const std::str
   return f;
 }
 
-int runFunction(const Module& m, const Options& o) {
+void emit(const Options& o, const std::string& text) {
+  if (o.output.empty())
+    std::cout << text;
+  else
+    writeFileAtomic(o.output, text);
+}
+
+// The per-device program, after a header saying how each argument and result is laid out.
+std::string printSpmd(const SpmdProgram& p) {
+  const Function& f = p.function();
+  std::string s = "// per-device program for mesh " + p.mesh.str() + "\n";
+  for (size_t i = 0; i < f.numArguments(); ++i)
+    s += "// argument " + printName(f.argument(i)->name()) + ": " + p.argShardings[i].str() + "\n";
+  for (size_t i = 0; i < f.results().size(); ++i)
+    s += "// result " + printName(f.results()[i].name) + ": " + p.resultShardings[i].str() + "\n";
+  return s + printModule(*p.module);
+}
+
+// Runs the function with the reference interpreter, or its per-device program `spmd` on
+// in-process devices (inputs cut into pieces, results put back together).
+int runFunction(const Module& m, const Options& o, const SpmdProgram* spmd = nullptr) {
   const Function* f = selectFunction(m, o, "to run");
   // Checked before running, so that a bad name leaves no partial output behind.
   if (!o.outputDir.empty())
     for (const auto& r : f->results())
       if (r.name.find('/') != std::string::npos || r.name == "." || r.name == "..")
         throw Error("result name '" + r.name + "' cannot be used as a file name");
-  std::vector<Tensor> results = interpret(*f, bindInputs(*f, o));
+  std::vector<Tensor> results;
+  if (!spmd) {
+    results = interpret(*f, bindInputs(*f, o));
+  } else {
+    std::vector<Tensor> whole = bindInputs(*f, o);
+    std::vector<std::vector<Tensor>> perDevice;
+    for (int64_t d = 0; d < spmd->mesh.numDevices(); ++d) {
+      perDevice.emplace_back();
+      for (size_t i = 0; i < whole.size(); ++i)
+        perDevice.back().push_back(shardOf(whole[i], spmd->argShardings[i], spmd->mesh, d));
+    }
+    auto out = runOnDevices(spmd->function(), spmd->mesh, perDevice);
+    for (size_t r = 0; r < f->results().size(); ++r) {
+      std::vector<Tensor> pieces;
+      for (auto& dev : out)
+        pieces.push_back(std::move(dev[r]));
+      results.push_back(assemble(pieces, spmd->resultShardings[r], spmd->mesh));
+    }
+  }
   if (!o.outputDir.empty()) std::filesystem::create_directories(o.outputDir);
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string& name = f->results()[i].name;
@@ -208,18 +251,29 @@ int process(const Options& o) {
   if (!o.strategy.empty())
     applyStrategy(parseStrategy(readFile(o.strategy), o.strategy),
                   *selectFunction(*m, o, "to apply --strategy to"), plan, o.strategy);
+  if (o.propagate || o.printOrigins || o.spmd) {
+    const Function* f = selectFunction(*m, o, "to partition");
+    if (plan.mesh().axes().empty())
+      throw Error(o.input + ": partitioning needs a mesh declaration");
+    propagateShardings(*f, plan);
+    if (o.printOrigins) {
+      std::cout << printShardingOrigins(*f, plan);
+      return 0;
+    }
+    if (o.spmd) {
+      SpmdProgram spmd = lowerToSpmd(*f, plan);
+      if (o.run) return runFunction(*m, o, &spmd);
+      emit(o, printSpmd(spmd));
+      return 0;
+    }
+  }
   if (o.run) return runFunction(*m, o);
   if (o.printShardingRules) {
     printShardingRules(*m);
     return 0;
   }
-  std::string out = o.printStrategy
-                        ? writeStrategy(*selectFunction(*m, o, "to print a strategy for"), plan)
-                        : printShardedModule(*m, plan);
-  if (o.output.empty())
-    std::cout << out;
-  else
-    writeFileAtomic(o.output, out);
+  emit(o, o.printStrategy ? writeStrategy(*selectFunction(*m, o, "to print a strategy for"), plan)
+                          : printShardedModule(*m, plan));
   return 0;
 }
 
@@ -257,6 +311,13 @@ int main(int argc, char** argv) {
   app.add_option("--strategy", o.strategy,
                  "strategy file: shardings of the function's arguments (and the mesh, unless "
                  "the IR declares it)");
+  app.add_flag("--propagate-sharding", o.propagate,
+               "infer a sharding for every value from the annotated ones and print the IR");
+  app.add_flag("--print-sharding-origins", o.printOrigins,
+               "after propagation, print each value's sharding and where it came from");
+  app.add_flag("--spmd", o.spmd,
+               "after propagation, print the per-device program; with --run, run it on "
+               "in-process devices and print the whole results");
   app.add_flag("--print-strategy", o.printStrategy,
                "print the mesh and every argument's sharding as a strategy file instead of the IR");
   try {

@@ -34,9 +34,8 @@ struct LaterFlags {
   }
 
   void rejectUsed(CLI::App* c) const {
-    for (const char* name :
-         {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
-          "--resources-scaling-factors", "--auto-partition"})
+    for (const char* name : {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
+                             "--resources-scaling-factors", "--auto-partition"})
       if (c->count(name)) {
         std::string shown = std::string(name) == "--o0"   ? "-o0"
                             : std::string(name) == "--o1" ? "-o1"
