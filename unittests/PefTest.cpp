@@ -22,7 +22,9 @@ Pef samplePef() {
   p.programs = {
       {{0},
        "main",
-       "func @main(input %x: f32[2,3], param %w: bf16[3]) -> (y: f32[2,3]) {\n  return %x\n}\n"}};
+       "func @main(input %x: f32[2,3], param %w: bf16[3]) -> (y: f32[2,3]) {\n  return %x\n}\n",
+       {},
+       {}}};
   Tensor wt(w);
   for (int64_t i = 0; i < 3; ++i)
     wt.setDouble(i, 0.5 * static_cast<double>(i));

@@ -116,6 +116,8 @@ CompileResult compileModel(const CompileOptions& o) {
   };
   fs::path dir = fs::path(o.outputFolder) / name;
   fs::path logDir = o.logDir.empty() ? dir : fs::path(o.logDir);
+  std::optional<PartitionSetup> setup;
+  if (o.partition.requested()) setup = preparePartition(o.partition);
   Model m = loadModel(o, log);
   Function& f = *m.module->functions()[0];
   log.line("loaded " + o.model + ": " + std::to_string(f.ops().size()) + " ops (" + elapsed() +
@@ -189,9 +191,10 @@ CompileResult compileModel(const CompileOptions& o) {
     pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
   }
   std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
-  if (o.partition.requested()) {
+  if (setup) {
     auto p0 = std::chrono::steady_clock::now();
-    Partitioned part = partitionProgram(f, o.partition, [&](const std::string& s) { log.line(s); });
+    Partitioned part =
+        partitionProgram(f, o.partition, *setup, [&](const std::string& s) { log.line(s); });
     Function& local = *part.program.module->functions()[0];
     for (const char* passName : {"cse", "dce"})
       findPass(passName)->run(local);

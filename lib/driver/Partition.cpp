@@ -54,11 +54,18 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
 
 } // namespace
 
-Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
-                             const std::function<void(const std::string&)>& log) {
+PartitionSetup preparePartition(const PartitionOptions& o) {
   std::optional<Strategy> strategy;
   if (!o.strategy.empty()) strategy = parseStrategy(readFile(o.strategy), o.strategy);
   Mesh mesh = meshFromFlags(o, strategy ? strategy->mesh : std::nullopt);
+  return {std::move(mesh), std::move(strategy)};
+}
+
+Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
+                             const PartitionSetup& setup,
+                             const std::function<void(const std::string&)>& log) {
+  const Mesh& mesh = setup.mesh;
+  const std::optional<Strategy>& strategy = setup.strategy;
   log("mesh " + mesh.str() + " (" + std::to_string(mesh.numDevices()) + " devices)");
   Partitioned p{ShardingPlan(mesh), {}};
   if (strategy) {

@@ -5,6 +5,9 @@
 #include "shardc/driver/Driver.h"
 #include "shardc/sharding/Plan.h"
 #include "shardc/sharding/SpmdLowering.h"
+#include "shardc/sharding/Strategy.h"
+
+#include <optional>
 
 #include <functional>
 #include <string>
@@ -17,9 +20,18 @@ struct Partitioned {
   SpmdProgram program;
 };
 
-// Throws shardc::Error for flags that do not make a mesh, an impossible strategy, or
-// shardings that do not fit. `log` receives one line per decision.
+// What the flags say before the model is read: the mesh and the strategy file, checked, so
+// that bad flags fail fast. Throws shardc::Error.
+struct PartitionSetup {
+  Mesh mesh;
+  std::optional<Strategy> strategy;
+};
+PartitionSetup preparePartition(const PartitionOptions& o);
+
+// Throws shardc::Error for an impossible strategy or shardings that do not fit. `log`
+// receives one line per decision.
 Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
+                             const PartitionSetup& setup,
                              const std::function<void(const std::string&)>& log);
 
 } // namespace shardc

@@ -95,12 +95,18 @@ private:
   std::string parseName(std::string_view& l) const {
     std::string name;
     if (l.front() != '"') {
+      // A bare name runs to the ':' before the sharding, so exporter names such as
+      // onnx::MatMul_12 or /h.0/attn need no quotes.
       size_t n = 0;
-      while (n < l.size() && nameChar(l[n]))
-        ++n;
-      if (n == 0)
+      for (size_t i = 0; i < l.size() && !n; ++i)
+        if (l[i] == ':' && trim(l.substr(i + 1)).starts_with("[")) n = i;
+      if (n == 0) {
+        while (n < l.size() && nameChar(l[n]))
+          ++n;
+      }
+      name = trim(l.substr(0, n));
+      if (name.empty() || name.find_first_of(" \t\"") != std::string::npos)
         fail("expected 'NAME: [sharding]' or 'mesh AXIS=N, ...', got '" + std::string(l) + "'");
-      name = l.substr(0, n);
       l.remove_prefix(n);
       return name;
     }
