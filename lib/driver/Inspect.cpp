@@ -67,6 +67,10 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
 
 } // namespace
 
+std::string pefProgram(const std::string& path) {
+  return loadPef(path).pef.programs[0].ir;
+}
+
 std::string inspectPef(const std::string& path, bool json) {
   LoadedPef l = loadPef(path);
   const Pef& p = l.pef;

@@ -135,6 +135,9 @@ int main(int argc, char** argv) {
   CLI::App* inspect = app.add_subcommand("inspect", "describe a PEF");
   inspect->add_option("pef", inspectPath, "the PEF file")->required();
   inspect->add_flag("--json", json, "machine-readable output");
+  bool program = false;
+  inspect->add_flag("--program", program,
+                    "print the program as text IR (per device when partitioned)");
 
   std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "compile" && first != "run" &&
@@ -166,7 +169,7 @@ int main(int argc, char** argv) {
     } else if (run->parsed()) {
       runPef(ro);
     } else if (inspect->parsed()) {
-      std::cout << inspectPef(inspectPath, json);
+      std::cout << (program ? pefProgram(inspectPath) : inspectPef(inspectPath, json));
     }
   } catch (const Error& e) {
     return fail(e.what());

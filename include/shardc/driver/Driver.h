@@ -63,5 +63,7 @@ void runPef(const RunOptions& options);
 
 // Human-readable or JSON description of a PEF.
 std::string inspectPef(const std::string& path, bool json);
+// The program a PEF runs (per device when partitioned), as text IR.
+std::string pefProgram(const std::string& path);
 
 } // namespace shardc
