@@ -6,6 +6,7 @@
 #include "shardc/sharding/Plan.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace shardc {
 namespace {
@@ -100,18 +101,25 @@ private:
     return true;
   }
 
-  bool propagateOp(const Op& op, bool withReductions) {
+  // Each op's rule, made once: the sweeps visit every op many times.
+  const ShardingRule& ruleOf(const Op& op) {
+    auto it = rules_.find(&op);
+    if (it != rules_.end()) return it->second;
     std::vector<TensorType> operandTypes, resultTypes;
-    std::vector<const Value*> tensors;
-    for (Value* v : op.operands()) {
+    for (Value* v : op.operands())
       operandTypes.push_back(v->type());
-      tensors.push_back(v);
-    }
-    for (size_t r = 0; r < op.numResults(); ++r) {
+    for (size_t r = 0; r < op.numResults(); ++r)
       resultTypes.push_back(op.result(r)->type());
+    return rules_
+        .emplace(&op, op.def().shardingRule(OpSig{operandTypes, op.attrs()}, resultTypes))
+        .first->second;
+  }
+
+  bool propagateOp(const Op& op, bool withReductions) {
+    std::vector<const Value*> tensors(op.operands().begin(), op.operands().end());
+    for (size_t r = 0; r < op.numResults(); ++r)
       tensors.push_back(op.result(r));
-    }
-    ShardingRule rule = op.def().shardingRule(OpSig{operandTypes, op.attrs()}, resultTypes);
+    const ShardingRule& rule = ruleOf(op);
     size_t nf = rule.factorSizes.size();
     if (!withReductions &&
         std::count(rule.factorKinds.begin(), rule.factorKinds.end(), FactorKind::Reduction))
@@ -179,6 +187,7 @@ private:
 
   const Function& f_;
   ShardingPlan& plan_;
+  std::unordered_map<const Op*, ShardingRule> rules_;
 };
 
 } // namespace
