@@ -1,7 +1,9 @@
 #include "TestUtil.h"
 
 #include "shardc/ir/Builder.h"
+#include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Parser.h"
 #include "shardc/runtime/Interpreter.h"
 #include "shardc/runtime/Npy.h"
 #include "shardc/runtime/TensorFormat.h"
@@ -44,6 +46,14 @@ Tensor i64(Shape shape, std::vector<int64_t> values) {
 }
 Tensor i1(Shape shape, std::vector<int64_t> values) {
   return Tensor::fromInts(TensorType{DType::I1, std::move(shape)}, values);
+}
+
+std::unique_ptr<Module> parseIR(const std::string& text) {
+  DiagEngine diags("<test>");
+  std::unique_ptr<Module> m = parseModule(text, diags);
+  for (const Diagnostic& d : diags.diagnostics())
+    ADD_FAILURE() << diags.format(d);
+  return diags.hasErrors() ? nullptr : std::move(m);
 }
 
 Tensor fixture(const std::string& name) {

@@ -6,8 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace shardc {
+class Module;
+}
 
 namespace shardc::testing {
 
@@ -22,6 +27,9 @@ Tensor f32(Shape shape, std::vector<double> values);
 Tensor f64(Shape shape, std::vector<double> values);
 Tensor i64(Shape shape, std::vector<int64_t> values);
 Tensor i1(Shape shape, std::vector<int64_t> values);
+
+// Parses text IR; reports every diagnostic as a test failure (then returns nullptr).
+std::unique_ptr<Module> parseIR(const std::string& text);
 
 // Loads SHARDC_FIXTURE_DIR/<name>.npy.
 Tensor fixture(const std::string& name);

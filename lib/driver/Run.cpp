@@ -9,6 +9,9 @@
 #include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -81,9 +84,24 @@ public:
   // One step; the whole value of every result that is not tied to an argument (empty
   // tensors on MPI ranks other than 0).
   std::vector<Tensor> step() {
-    if (!l_.partitioned()) return keep(interpret(f_, whole_), whole_);
-    if (comm_) return keep(interpret(f_, local_[0], comm_.get()), local_[0]);
-    auto results = runOnDevices(f_, l_.mesh, local_);
+    InterpreterStats st;
+    if (!l_.partitioned()) {
+      auto results = interpret(f_, whole_, nullptr, &st);
+      note(st);
+      return keep(std::move(results), whole_);
+    }
+    if (comm_) {
+      auto results = interpret(f_, local_[0], comm_.get(), &st);
+      note(st);
+      return keep(std::move(results), local_[0]);
+    }
+    std::vector<InterpreterStats> perDevice(local_.size());
+    auto results = runOnDevices(l_.mesh, [&](Collectives& c) {
+      auto d = static_cast<size_t>(c.device());
+      return interpret(f_, local_[d], &c, &perDevice[d]);
+    });
+    for (const InterpreterStats& s : perDevice)
+      note(s);
     for (size_t d = 0; d < results.size(); ++d)
       keepLocal(results[d], local_[d]);
     std::vector<Tensor> out;
@@ -107,8 +125,15 @@ public:
     return assemble(pieces, l_.argShardings[i], l_.mesh);
   }
 
+  // The most bytes one device held at once (arguments and live op results), over all steps.
+  int64_t peakBytes() const { return peakBytes_; }
+
 private:
   static constexpr int64_t kMaxThreadDevices = 256;
+
+  void note(const InterpreterStats& s) {
+    peakBytes_ = std::max(peakBytes_, s.argumentBytes + s.peakResultBytes);
+  }
 
   std::vector<Tensor> shard(int64_t device) const {
     std::vector<Tensor> args;
@@ -146,6 +171,7 @@ private:
   std::vector<Tensor> whole_;
   std::vector<std::vector<Tensor>> local_; // per device (one under MPI)
   std::unique_ptr<MpiCollectives> comm_;
+  int64_t peakBytes_ = 0;
 };
 
 } // namespace
@@ -199,8 +225,19 @@ void runPef(const RunOptions& o) {
 
   Executor exec(l, std::move(args));
   std::vector<std::vector<Tensor>> perStep;
-  for (int64_t s = 0; s < o.steps; ++s)
+  std::vector<double> seconds;
+  for (int64_t s = 0; s < o.steps; ++s) {
+    auto t0 = std::chrono::steady_clock::now();
     perStep.push_back(exec.step());
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (o.stats && (!mpi::launchedByMpi() || mpi::worldRank() == 0)) {
+    std::vector<double> sorted = seconds;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("steps: %lld, median step %.6f s, first step %.6f s\n",
+                static_cast<long long>(seconds.size()), sorted[sorted.size() / 2], seconds[0]);
+    std::printf("peak bytes held per device: %lld\n", static_cast<long long>(exec.peakBytes()));
+  }
   std::vector<std::pair<std::string, Tensor>> params;
   if (!o.saveWeights.empty())
     for (size_t i = 0; i < f.numArguments(); ++i)

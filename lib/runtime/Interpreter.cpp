@@ -4,22 +4,27 @@
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace shardc {
 
-std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args,
-                              Collectives* comm) {
+std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args, Collectives* comm,
+                              InterpreterStats* stats) {
   if (args.size() != f.numArguments())
     throw Error("@" + f.name() + " takes " + std::to_string(f.numArguments()) + " arguments, got " +
                 std::to_string(args.size()));
-  std::unordered_map<const Value*, Tensor> env;
+  // Arguments are read where the caller keeps them; op results are owned here.
+  std::unordered_map<const Value*, const Tensor*> env;
+  std::unordered_map<const Value*, Tensor> owned;
+  int64_t argumentBytes = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const Value* a = f.argument(i);
     if (args[i].type() != a->type())
       throw Error("argument '" + a->name() + "' expects " + a->type().str() + ", got " +
                   args[i].type().str());
-    env.emplace(a, args[i]);
+    env.emplace(a, &args[i]);
+    argumentBytes += static_cast<int64_t>(args[i].byteSize());
   }
   // Free each value after its last use, so peak memory follows the program's liveness.
   std::unordered_map<const Value*, size_t> remaining;
@@ -29,10 +34,11 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
   for (const auto& r : f.results())
     ++remaining[r.value];
 
+  int64_t live = 0, peak = 0;
   for (const auto& op : f.ops()) {
     std::vector<const Tensor*> inputs;
     for (Value* v : op->operands())
-      inputs.push_back(&env.at(v));
+      inputs.push_back(env.at(v));
     std::vector<TensorType> resultTypes;
     for (size_t i = 0; i < op->numResults(); ++i)
       resultTypes.push_back(op->result(i)->type());
@@ -43,14 +49,34 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
       std::string where = op->loc().line ? " at line " + std::to_string(op->loc().line) : "";
       throw Error("'" + op->name() + "' op" + where + ": " + e.what());
     }
+    for (const Tensor& t : outs)
+      live += static_cast<int64_t>(t.byteSize());
+    peak = std::max(peak, live);
     for (Value* v : op->operands())
-      if (--remaining[v] == 0) env.erase(v);
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (remaining.count(op->result(i))) env.emplace(op->result(i), std::move(outs[i]));
+      if (--remaining[v] == 0) {
+        env.erase(v);
+        auto it = owned.find(v);
+        if (it != owned.end()) {
+          live -= static_cast<int64_t>(it->second.byteSize());
+          owned.erase(it);
+        }
+      }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const Value* r = op->result(i);
+      if (!remaining.count(r)) {
+        live -= static_cast<int64_t>(outs[i].byteSize());
+        continue;
+      }
+      env[r] = &owned.emplace(r, std::move(outs[i])).first->second;
+    }
+  }
+  if (stats) {
+    stats->argumentBytes = argumentBytes;
+    stats->peakResultBytes = peak;
   }
   std::vector<Tensor> results;
   for (const auto& r : f.results())
-    results.push_back(env.at(r.value));
+    results.push_back(*env.at(r.value));
   return results;
 }
 

@@ -129,6 +129,8 @@ int main(int argc, char** argv) {
   run->add_option("--weights", ro.weights, "parameters from an .npz (as --save-weights writes)");
   run->add_option("--save-weights", ro.saveWeights,
                   "write the parameters after the run to an .npz");
+  run->add_flag("--stats", ro.stats,
+                "print the median step time and the peak bytes one device held");
 
   std::string inspectPath;
   bool json = false;

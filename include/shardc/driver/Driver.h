@@ -56,6 +56,7 @@ struct RunOptions {
   int64_t steps = 1;       // training PEFs: steps on the same batch
   std::string weights;     // .npz overriding parameter values
   std::string saveWeights; // .npz of the parameters after the run
+  bool stats = false;      // print step times and the peak bytes each device held
 };
 
 // Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy.

@@ -14,7 +14,14 @@ class Function;
 // Returns one tensor per function result. Kernel failures are rethrown as shardc::Error
 // naming the op and its location. `comm` is the device running a per-device program: the
 // collective ops need it.
+// What the run held: the arguments (read in place) and, at the worst moment, the op results
+// alive (each freed after its last use).
+struct InterpreterStats {
+  int64_t argumentBytes = 0;
+  int64_t peakResultBytes = 0;
+};
+
 std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args,
-                              Collectives* comm = nullptr);
+                              Collectives* comm = nullptr, InterpreterStats* stats = nullptr);
 
 } // namespace shardc

@@ -1,0 +1,78 @@
+// The cost model: what one step of a per-device (SPMD) program costs on a target, in time and
+// memory. The search and the reports see only this interface.
+//
+//  - Compute: per op, a roofline against the target's peaks scaled by its efficiency factors,
+//    max(FLOPs / (peak * compute_efficiency), bytes / (bandwidth * memory_efficiency)), plus the
+//    target's per-op overhead. FLOPs and bytes come from the op registry's formulas. Devices
+//    that share compute units (simulated devices on a CPU) run slower by devices / units.
+//  - Communication: each collective on its mesh axes with an alpha-beta model (alpha: link
+//    latency, beta: 1 / link bandwidth): ring algorithms, and a tree for all-reduce when it is
+//    faster. Devices are laid out on nodes in mesh order (device d on node d / devices_per_node,
+//    the last mesh axis fastest), so a group spans nodes when its devices do; such collectives
+//    are hierarchical (within nodes over the fast link, between nodes over the slow one).
+//  - Step time: compute plus communication. shardc's runtime runs one op at a time and its
+//    collectives block, so nothing overlaps; the model assumes the same.
+//  - Memory: per device, the arguments (parameters, optimizer state, inputs) plus the peak of op
+//    results alive at once when the program runs in order and frees each value after its last
+//    use (the reference runtime's policy): saved activations, gradients and temporaries.
+#pragma once
+
+#include "shardc/cost/Target.h"
+#include "shardc/sharding/Mesh.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardc {
+class Function;
+
+struct CollectiveCost {
+  std::string kind;              // all_reduce, all_gather, ...
+  std::vector<std::string> axes; // mesh axes of the group
+  int64_t group = 1;             // devices in the group
+  double bytes = 0;              // sent per device
+  double seconds = 0;
+  bool crossesNodes = false;
+};
+
+struct MemoryCost {
+  int64_t parameters = 0, optimizerState = 0, inputs = 0;
+  int64_t activations = 0; // peak bytes of op results alive at once
+  int64_t peak() const { return parameters + optimizerState + inputs + activations; }
+};
+
+struct CostReport {
+  std::string target;
+  int64_t devices = 1;
+  double flops = 0; // per device per step
+  double computeSeconds = 0, commSeconds = 0, stepSeconds = 0;
+  std::vector<CollectiveCost> collectives;
+  MemoryCost memory;
+  double memoryCapacity = 0;
+  bool fits() const { return memory.peak() <= memoryCapacity; }
+  // FLOPs per step over what the device's peak could do in the step time.
+  double flopUtilization = 0;
+  // Seconds per collective kind.
+  std::map<std::string, double> commByKind() const;
+  // Several lines: step time split, collectives by kind, memory against capacity.
+  std::string str() const;
+};
+
+class CostModel {
+public:
+  virtual ~CostModel() = default;
+  virtual const Target& target() const = 0;
+  // One step of the per-device program `perDevice` on `mesh`.
+  virtual CostReport evaluate(const Function& perDevice, const Mesh& mesh) const = 0;
+};
+
+std::unique_ptr<CostModel> makeAnalyticCostModel(Target target);
+
+// Alpha-beta time of one collective of `kind` whose operand holds `bytes` on each device, over
+// the group for `axes` (see the header comment for the layout on nodes). Exposed for tests.
+CollectiveCost collectiveCost(const Target& t, const Mesh& mesh, const std::string& kind,
+                              const std::vector<std::string>& axes, double bytes);
+
+} // namespace shardc

@@ -1,0 +1,53 @@
+// A hardware target: the published (or measured) figures the cost model works from. Targets
+// are data files under targets/ (one per chip, each figure with its source in a comment);
+// `shardc calibrate` measures this machine and writes one.
+#pragma once
+
+#include "shardc/ir/Types.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+// A link between devices: time to send n bytes is latency + n / bandwidth.
+struct LinkSpec {
+  double bandwidth = 0; // bytes per second, one direction, per device
+  double latency = 0;   // seconds
+};
+
+struct Target {
+  std::string name;
+  std::string description;
+  std::map<DType, double> peakFlops; // FLOP/s per device, dense, by dtype
+  double memoryBandwidth = 0;        // bytes per second, device memory (HBM/DDR)
+  double memoryCapacity = 0;         // bytes per device
+  // Fractions of peak that real kernels reach (roofline efficiency factors).
+  double computeEfficiency = 1;
+  double memoryEfficiency = 1;
+  double opOverhead = 0;      // seconds per op launched (kernel launch / section switch)
+  int64_t devicesPerNode = 1; // devices sharing the fast link
+  LinkSpec intraNode;         // within a node (NVLink, RDU-to-RDU)
+  LinkSpec interNode;         // between nodes (InfiniBand, Ethernet)
+  // Devices that share this many compute units run slower when there are more of them than
+  // units (simulated devices on a CPU); 0: every device has its own.
+  int64_t computeUnits = 0;
+
+  // Peak FLOP/s for a dtype: its own figure, else f32's.
+  double flopsFor(DType t) const;
+};
+
+// Parses a target file (YAML: the fields above in snake_case, as in targets/h100.yaml, plus an
+// `info` map of descriptive figures the model does not use); throws shardc::Error naming the
+// file and the field that is missing, unknown or makes no sense (negative bandwidth, zero
+// memory, ...).
+Target parseTarget(const std::string& text, const std::string& filename);
+// A target by name (sn10, sn20, sn30, sn40l, a100, h100, h200, cpu; native means cpu) from
+// the targets/*.yaml files compiled into shardc, or a target file when `nameOrPath` is a path
+// (contains '/' or ends in .yaml or .yml).
+Target loadTarget(const std::string& nameOrPath);
+// The built-in target names, sorted (`native` not included).
+std::vector<std::string> builtinTargetNames();
+
+} // namespace shardc

@@ -1,0 +1,210 @@
+#include "shardc/cost/CostModel.h"
+
+#include "shardc/cost/Memory.h"
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace shardc {
+namespace {
+
+std::vector<std::string> splitAxes(const std::string& s) {
+  std::vector<std::string> axes;
+  for (size_t start = 0; start <= s.size();) {
+    size_t end = std::min(s.find(',', start), s.size());
+    if (end > start) axes.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return axes;
+}
+
+// Devices per node in the group of device 0 for `axes`, and how many nodes it spans.
+std::pair<int64_t, int64_t> groupLayout(const Target& t, const Mesh& mesh,
+                                        const std::vector<std::string>& axes) {
+  std::vector<int64_t> coords(mesh.axes().size(), 0);
+  std::map<int64_t, int64_t> perNode;
+  std::vector<size_t> idx;
+  for (const std::string& a : axes)
+    idx.push_back(*mesh.axisIndex(a));
+  int64_t g = mesh.groupSize(axes);
+  for (int64_t r = 0; r < g; ++r) {
+    int64_t rest = r;
+    for (size_t i = idx.size(); i-- > 0;) {
+      int64_t n = mesh.axes()[idx[i]].size;
+      coords[idx[i]] = rest % n;
+      rest /= n;
+    }
+    ++perNode[mesh.device(coords) / std::max<int64_t>(t.devicesPerNode, 1)];
+  }
+  return {perNode.begin()->second, static_cast<int64_t>(perNode.size())};
+}
+
+double ring(double steps, const LinkSpec& l, double bytesPerStep) {
+  return steps * (l.latency + bytesPerStep / l.bandwidth);
+}
+
+std::string fmtTime(double s) {
+  char buf[32];
+  if (s >= 1)
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  return buf;
+}
+
+std::string fmtBytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4)
+    b /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g %s", b, units[u]);
+  return buf;
+}
+
+class AnalyticCostModel : public CostModel {
+public:
+  explicit AnalyticCostModel(Target t) : t_(std::move(t)) {}
+  const Target& target() const override { return t_; }
+
+  CostReport evaluate(const Function& f, const Mesh& mesh) const override {
+    CostReport r;
+    r.target = t_.name;
+    r.devices = mesh.numDevices();
+    r.memoryCapacity = t_.memoryCapacity;
+    for (size_t i = 0; i < f.numArguments(); ++i) {
+      const Value* a = f.argument(i);
+      int64_t& slot = a->argKind() == ArgKind::Param      ? r.memory.parameters
+                      : a->argKind() == ArgKind::OptState ? r.memory.optimizerState
+                                                          : r.memory.inputs;
+      slot += a->type().bytes();
+    }
+    std::map<DType, double> flopsByType;
+    std::vector<TensorType> in, out;
+    for (const auto& op : f.ops()) {
+      in.clear();
+      out.clear();
+      for (Value* v : op->operands())
+        in.push_back(v->type());
+      for (size_t i = 0; i < op->numResults(); ++i)
+        out.push_back(op->result(i)->type());
+      OpSig sig{in, op->attrs()};
+      if (op->def().communicates && op->name() != "shard_slice") {
+        CollectiveCost c =
+            collectiveCost(t_, mesh, op->name(), splitAxes(op->attrs().getString("axes")),
+                           static_cast<double>(in[0].bytes()));
+        r.commSeconds += c.seconds;
+        r.collectives.push_back(std::move(c));
+        continue;
+      }
+      double flops = op->def().flopCount(sig, out), bytes = op->def().byteCount(sig, out);
+      DType dt = out.empty() ? DType::F32 : out[0].dtype;
+      r.flops += flops;
+      flopsByType[dt] += flops;
+      r.computeSeconds += std::max(flops / (t_.flopsFor(dt) * t_.computeEfficiency),
+                                   bytes / (t_.memoryBandwidth * t_.memoryEfficiency)) +
+                          t_.opOverhead;
+    }
+    if (t_.computeUnits > 0 && r.devices > t_.computeUnits)
+      r.computeSeconds *= static_cast<double>(r.devices) / static_cast<double>(t_.computeUnits);
+    r.stepSeconds = r.computeSeconds + r.commSeconds;
+    r.memory.activations = peakActivationBytes(f);
+    DType main = DType::F32;
+    for (const auto& [dt, fl] : flopsByType)
+      if (fl > flopsByType[main]) main = dt;
+    if (r.stepSeconds > 0) r.flopUtilization = r.flops / (r.stepSeconds * t_.flopsFor(main));
+    return r;
+  }
+
+private:
+  Target t_;
+};
+
+} // namespace
+
+CollectiveCost collectiveCost(const Target& t, const Mesh& mesh, const std::string& kind,
+                              const std::vector<std::string>& axes, double n) {
+  CollectiveCost c;
+  c.kind = kind;
+  c.axes = axes;
+  c.group = mesh.groupSize(axes);
+  double g = static_cast<double>(c.group);
+  if (c.group == 1) return c;
+  auto [perNode, nodes] = groupLayout(t, mesh, axes);
+  c.crossesNodes = nodes > 1;
+  double k = static_cast<double>(perNode), m = static_cast<double>(nodes);
+  const LinkSpec& in = t.intraNode;
+  const LinkSpec& out = t.interNode;
+  const LinkSpec& flat = c.crossesNodes ? out : in;
+  if (kind == "all_reduce") {
+    c.bytes = 2 * (g - 1) / g * n;
+    if (!c.crossesNodes) {
+      double ringTime = ring(2 * (g - 1), in, n / g);
+      double treeTime = ring(2 * std::ceil(std::log2(g)), in, n);
+      c.seconds = std::min(ringTime, treeTime);
+    } else { // reduce-scatter in nodes, all-reduce across them, all-gather in nodes
+      double across = std::min(ring(2 * (m - 1), out, n / k / m),
+                               ring(2 * std::ceil(std::log2(m)), out, n / k));
+      c.seconds = ring(k - 1, in, n / k) + across + ring(k - 1, in, n / k);
+    }
+  } else if (kind == "all_gather") {
+    c.bytes = (g - 1) * n;
+    c.seconds = c.crossesNodes ? ring(k - 1, in, n) + ring(m - 1, out, k * n) : ring(g - 1, in, n);
+  } else if (kind == "reduce_scatter") {
+    c.bytes = (g - 1) / g * n;
+    c.seconds = c.crossesNodes ? ring(k - 1, in, n / k) + ring(m - 1, out, n / k / m)
+                               : ring(g - 1, in, n / g);
+  } else if (kind == "all_to_all") {
+    c.bytes = (g - 1) / g * n;
+    c.seconds = ring(g - 1, flat, n / g);
+  } else if (kind == "collective_permute") {
+    c.bytes = n;
+    c.seconds = ring(1, flat, n);
+  }
+  return c;
+}
+
+std::map<std::string, double> CostReport::commByKind() const {
+  std::map<std::string, double> m;
+  for (const CollectiveCost& c : collectives)
+    m[c.kind] += c.seconds;
+  return m;
+}
+
+std::string CostReport::str() const {
+  char util[32];
+  std::snprintf(util, sizeof util, "%.1f%%", flopUtilization * 100);
+  std::string s = "estimate on " + target + " (" + std::to_string(devices) +
+                  (devices == 1 ? " device" : " devices") + "): step " + fmtTime(stepSeconds) +
+                  " = compute " + fmtTime(computeSeconds) + " + communication " +
+                  fmtTime(commSeconds);
+  std::string kinds;
+  for (const auto& [kind, sec] : commByKind()) {
+    char share[16];
+    std::snprintf(share, sizeof share, "%.0f%%", commSeconds > 0 ? 100 * sec / commSeconds : 0.0);
+    kinds += (kinds.empty() ? "" : ", ") + kind + " " + fmtTime(sec) + " (" + share + ")";
+  }
+  if (!kinds.empty()) s += " [" + kinds + "]";
+  char gf[32];
+  std::snprintf(gf, sizeof gf, "%.3g", flops / 1e9);
+  s += "\n  " + std::string(gf) + " GFLOP per device per step, FLOP utilization " + util;
+  s += "\n  memory per device: " + fmtBytes(static_cast<double>(memory.peak())) + " of " +
+       fmtBytes(memoryCapacity) + (fits() ? "" : " (DOES NOT FIT)") + ": parameters " +
+       fmtBytes(static_cast<double>(memory.parameters)) + ", optimizer state " +
+       fmtBytes(static_cast<double>(memory.optimizerState)) + ", inputs " +
+       fmtBytes(static_cast<double>(memory.inputs)) + ", activations and temporaries " +
+       fmtBytes(static_cast<double>(memory.activations));
+  return s;
+}
+
+std::unique_ptr<CostModel> makeAnalyticCostModel(Target target) {
+  return std::make_unique<AnalyticCostModel>(std::move(target));
+}
+
+} // namespace shardc
