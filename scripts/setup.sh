@@ -17,7 +17,7 @@ done
 
 PACKAGES=(
   # build
-  g++ cmake ninja-build libcli11-dev nlohmann-json3-dev
+  g++ cmake ninja-build libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   # ONNX import and the PEF format
   libonnx-dev libprotobuf-dev protobuf-compiler
   # tests: GoogleTest, lit + FileCheck (llvm-14-tools), Google Benchmark

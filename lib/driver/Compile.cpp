@@ -1,5 +1,6 @@
 #include "Partition.h"
 #include "shardc/Version.h"
+#include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/Diagnostics.h"
@@ -97,8 +98,10 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
 } // namespace
 
 CompileResult compileModel(const CompileOptions& o) {
-  if (o.arch != "native" && o.arch != "cpu")
-    throw Error("--arch " + o.arch + " is not supported yet (this shardc targets native/cpu)");
+  if (!o.archFile.empty() && o.arch != "native")
+    throw Error("--arch-file replaces --arch: give one of them");
+  Target target =
+      o.archFile.empty() ? loadTarget(o.arch) : parseTarget(readFile(o.archFile), o.archFile);
   std::string name = o.pefName.empty()
                          ? "shardc-" + utcNow("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid())
                          : o.pefName;
@@ -167,7 +170,7 @@ CompileResult compileModel(const CompileOptions& o) {
   pef.compileArgs = o.commandLine;
   pef.createdUtc = utcNow("%Y-%m-%dT%H:%M:%SZ");
   pef.mode = o.inference ? "inference" : "training";
-  pef.arch = o.arch == "native" ? "cpu" : o.arch;
+  pef.arch = target.name;
   int64_t paramCount = 0, paramBytes = 0;
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);

@@ -70,7 +70,10 @@ ShardingRule convRule(const Shape& x, const Shape& w, const Shape& y, int64_t gr
     return summed ? FactorKind::Reduction : FactorKind::PassThrough;
   };
   int n = rule.addFactor(x[0], kindOf(role == ConvRole::BackwardFilter, false));
-  int c = groups == 1 ? rule.addFactor(x[1], kindOf(role == ConvRole::Forward, true)) : -1;
+  // The bias is added once, so with one the channels cannot be summed shard by shard.
+  int c = groups == 1 ? rule.addFactor(x[1], bias ? FactorKind::NeedReplication
+                                                  : kindOf(role == ConvRole::Forward, true))
+                      : -1;
   int f = groups == 1 ? rule.addFactor(w[0], kindOf(role == ConvRole::BackwardInput, true)) : -1;
   auto own = [&](int64_t size) {
     return std::vector<int>{rule.addFactor(size, FactorKind::NeedReplication)};

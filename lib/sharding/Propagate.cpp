@@ -20,7 +20,9 @@ struct Candidate {
 };
 
 // Per dimension, the proposed axes where they extend the current ones (same chunks, the
-// current axes a prefix), else the current ones.
+// current axes a prefix), else the current ones. An extension stops before an axis that
+// another dimension already uses (refined earlier, through another op or an earlier visit):
+// a tensor takes each mesh axis at most once.
 TensorSharding merge(const TensorSharding& cur, const TensorSharding& proposed) {
   TensorSharding out = cur;
   for (size_t d = 0; d < cur.dims.size(); ++d) {
@@ -29,7 +31,17 @@ TensorSharding merge(const TensorSharding& cur, const TensorSharding& proposed) 
     bool extends = y.size() > x.size() && std::equal(x.begin(), x.end(), y.begin()) &&
                    (x.empty() || cur.chunksOf(d) == proposed.chunksOf(d));
     if (!extends) continue;
-    out.dims[d] = y;
+    auto usedElsewhere = [&](const std::string& axis) {
+      for (size_t e = 0; e < out.dims.size(); ++e)
+        if (e != d && std::find(out.dims[e].begin(), out.dims[e].end(), axis) != out.dims[e].end())
+          return true;
+      return false;
+    };
+    size_t n = x.size();
+    while (n < y.size() && !usedElsewhere(y[n]))
+      ++n;
+    if (n == x.size()) continue;
+    out.dims[d].assign(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n));
     out.setChunks(d, proposed.chunksOf(d));
   }
   return out;

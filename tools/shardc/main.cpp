@@ -1,4 +1,4 @@
-// shardc: compile a model into a PEF, run a PEF, inspect a PEF.
+// shardc: compile a model into a PEF, run a PEF, inspect a PEF, calibrate a target.
 #include "shardc/Version.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/runtime/MpiCollectives.h"
@@ -97,7 +97,12 @@ int main(int argc, char** argv) {
                       "do not train parameters matching this shell pattern (repeatable)");
   compile->add_option("-b,--batch-size", co.batchSize, "rebind the inputs' batch dimension (dim 0)")
       ->check(CLI::PositiveNumber);
-  compile->add_option("--arch", co.arch, "target: native (default) or cpu");
+  compile->add_option("--arch", co.arch,
+                      "target: native (default, = cpu), cpu, sn10, sn20, sn30, sn40l, a100, h100, "
+                      "h200, or a target file PATH.yaml");
+  compile->add_option("--arch-file", co.archFile,
+                      "target file (YAML, as targets/*.yaml or `shardc calibrate` writes); "
+                      "replaces --arch");
   compile->add_flag("--verbose", co.verbose, "log each pass with its time on stderr");
   compile->add_flag("--debug", co.debug, "dump the IR after each pass that changed it, numbered");
   compile->add_option("--log-dir", co.logDir,
@@ -141,11 +146,20 @@ int main(int argc, char** argv) {
   inspect->add_flag("--program", program,
                     "print the program as text IR (per device when partitioned)");
 
+  CalibrateOptions cal;
+  CLI::App* calibrateCmd = app.add_subcommand(
+      "calibrate", "measure what shardc's runtime reaches here and write a target file");
+  calibrateCmd->add_option("--output", cal.output,
+                           "target file to write (default: print it after the summary)");
+  calibrateCmd->add_flag("--mpi", cal.mpi,
+                         "measure MPI collectives as inter_node (run under mpirun -np N)");
+  calibrateCmd->add_flag("--quick", cal.quick, "fewer, smaller measurements (for tests)");
+
   std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "compile" && first != "run" &&
-      first != "inspect") {
+      first != "inspect" && first != "calibrate") {
     std::cerr << "shardc: error: unknown command '" << first
-              << "' (commands: compile, run, inspect)\n";
+              << "' (commands: compile, run, inspect, calibrate)\n";
     return 1;
   }
   try {
@@ -154,7 +168,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   // Under mpirun every rank runs this; an error on one rank must end them all.
-  bool underMpi = run->parsed() && mpi::launchedByMpi();
+  bool underMpi = (run->parsed() || calibrateCmd->parsed()) && mpi::launchedByMpi();
   if (underMpi) mpi::init(argc, argv);
   auto fail = [&](const std::string& message) {
     if (underMpi) mpi::abortAll("shardc: error: " + message);
@@ -172,6 +186,8 @@ int main(int argc, char** argv) {
       runPef(ro);
     } else if (inspect->parsed()) {
       std::cout << (program ? pefProgram(inspectPath) : inspectPef(inspectPath, json));
+    } else if (calibrateCmd->parsed()) {
+      std::cout << calibrate(cal);
     }
   } catch (const Error& e) {
     return fail(e.what());

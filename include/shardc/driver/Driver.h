@@ -1,4 +1,4 @@
-// The shardc commands behind the thin CLI in tools/shardc: compile, run, inspect.
+// The shardc commands behind the thin CLI in tools/shardc: compile, run, inspect, calibrate.
 #pragma once
 
 #include "shardc/train/TrainStep.h"
@@ -31,7 +31,8 @@ struct CompileOptions {
   std::string outputFolder = "out";
   bool inference = false;
   std::optional<int64_t> batchSize;
-  std::string arch = "native";
+  std::string arch = "native"; // a built-in target name or a target file path
+  std::string archFile;        // --arch-file: a target file; --arch must then be native
   bool verbose = false;
   bool debug = false;
   std::string logDir;                   // default: the PEF's folder
@@ -66,5 +67,17 @@ void runPef(const RunOptions& options);
 std::string inspectPef(const std::string& path, bool json);
 // The program a PEF runs (per device when partitioned), as text IR.
 std::string pefProgram(const std::string& path);
+
+struct CalibrateOptions {
+  std::string output; // target file to write; empty: the target goes to stdout with the summary
+  bool mpi = false;   // insist on measuring MPI collectives (needs mpirun)
+  bool quick = false; // fewer, smaller measurements (tests)
+};
+
+// Measures what shardc's runtime reaches on this machine (matmul FLOP/s, elementwise bytes/s,
+// per-op overhead, memory, all_reduce between thread devices as intra_node and, under mpirun,
+// between MPI ranks as inter_node) and writes it as a target file. Returns the summary to
+// print; under mpirun, ranks other than 0 return "".
+std::string calibrate(const CalibrateOptions& options);
 
 } // namespace shardc

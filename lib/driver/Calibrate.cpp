@@ -1,0 +1,255 @@
+// shardc calibrate: measures what shardc's own runtime (the reference interpreter, one thread
+// per device, and its collectives) reaches on this machine, and writes it as a target file, so
+// that the cost model can predict `shardc run` rather than the hardware's peak.
+#include "shardc/cost/Target.h"
+#include "shardc/driver/Driver.h"
+#include "shardc/ir/Builder.h"
+#include "shardc/ops/OpRegistry.h"
+#include "shardc/runtime/Interpreter.h"
+#include "shardc/runtime/MpiCollectives.h"
+#include "shardc/runtime/ThreadCollectives.h"
+#include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace shardc {
+namespace {
+
+// How much each measurement does; --quick shrinks it for tests.
+struct Sizes {
+  int runs;
+  int64_t matmulN;   // n x n x n matmul
+  int64_t addN;      // elements of each elementwise operand
+  int64_t chainOps;  // tiny ops timed for the per-op overhead
+  int64_t reduceBig; // f32 elements of the large all_reduce
+};
+
+double seconds(const std::function<void()>& fn) {
+  auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median of `runs` timed calls, after one untimed warm-up.
+double medianSeconds(int runs, const std::function<void()>& fn) {
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < runs; ++i)
+    t.push_back(seconds(fn));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+Tensor ones(const TensorType& t) {
+  return Tensor::fromDoubles(t, std::vector<double>(static_cast<size_t>(t.numel()), 1.0));
+}
+
+// A one-op function `result = opName(a, b)` over arguments of type `t`.
+struct OneOp {
+  Module module;
+  Function* f;
+  Op* op;
+  OneOp(const std::string& opName, const TensorType& t) {
+    f = module.addFunction("calibrate");
+    Builder b(*f);
+    op = b.create(opName,
+                  {f->addArgument("a", t, ArgKind::Input), f->addArgument("b", t, ArgKind::Input)});
+    f->addResult("r", op->result());
+  }
+  // FLOPs and bytes as the registry (and so the cost model) counts them.
+  std::pair<double, double> cost() const {
+    std::vector<TensorType> in{op->operand(0)->type(), op->operand(1)->type()};
+    std::vector<TensorType> out{op->result()->type()};
+    OpSig sig{in, op->attrs()};
+    return {op->def().flopCount(sig, out), op->def().byteCount(sig, out)};
+  }
+  double time(int runs) const {
+    std::vector<Tensor> args{ones(op->operand(0)->type()), ones(op->operand(1)->type())};
+    return medianSeconds(runs, [&] { interpret(*f, args); });
+  }
+};
+
+double matmulFlops(DType dt, const Sizes& s) {
+  OneOp m("matmul", {dt, {s.matmulN, s.matmulN}});
+  return m.cost().first / m.time(s.runs);
+}
+
+double addBytesPerSecond(const Sizes& s) {
+  OneOp m("add", {DType::F32, {s.addN}});
+  return m.cost().second / m.time(s.runs);
+}
+
+// Seconds per op of a chain of adds on f32[1]: all interpreter overhead, no work.
+double opOverhead(const Sizes& s) {
+  Module module;
+  Function* f = module.addFunction("calibrate");
+  Value* x = f->addArgument("x", {DType::F32, {1}}, ArgKind::Input);
+  Builder b(*f);
+  Value* v = x;
+  for (int64_t i = 0; i < s.chainOps; ++i)
+    v = b.value("add", {v, x});
+  f->addResult("r", v);
+  std::vector<Tensor> args{ones(x->type())};
+  return medianSeconds(s.runs, [&] { interpret(*f, args); }) / static_cast<double>(s.chainOps);
+}
+
+// all_reduce over every device, timed on device 0: the median seconds for f32[1] and
+// f32[big]. Each device's first all_reduce is untimed and lines the devices up.
+std::pair<double, double> allReduceTimes(Collectives& c, const Sizes& s) {
+  std::vector<std::string> axes{c.mesh().axes()[0].name};
+  auto timeOf = [&](int64_t n) {
+    Tensor t = ones({DType::F32, {n}});
+    return medianSeconds(s.runs, [&] { c.allReduce(t, axes); });
+  };
+  double small = timeOf(1);
+  return {small, timeOf(s.reduceBig)};
+}
+
+// The cost model's ring all_reduce over g devices takes 2(g-1) steps of latency + n/g bytes
+// over the link (on 2 devices: 2 latency + n / bandwidth); fit both from a 4-byte and a large
+// reduction.
+LinkSpec fitLink(std::pair<double, double> times, int64_t bigElements, int64_t group) {
+  double steps = 2.0 * static_cast<double>(group - 1);
+  double bytes = 4.0 * static_cast<double>(bigElements) / static_cast<double>(group);
+  return {steps * bytes / std::max(times.second - times.first, 1e-9), times.first / steps};
+}
+
+LinkSpec threadLink(const Sizes& s) {
+  Mesh mesh({{"x", 2}});
+  std::pair<double, double> times;
+  runOnDevices(mesh, [&](Collectives& c) {
+    auto t = allReduceTimes(c, s);
+    if (c.device() == 0) times = t;
+    return std::vector<Tensor>{};
+  });
+  return fitLink(times, s.reduceBig, 2);
+}
+
+double memTotalBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (in >> key >> kb >> unit)
+    if (key == "MemTotal:") return kb * 1024;
+  throw Error("calibrate: cannot read MemTotal from /proc/meminfo");
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string utcNow() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "this machine";
+  std::string h;
+  for (char c : std::string(buf)) // keep the YAML string plain
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') h += c;
+  return h.empty() ? "this machine" : h;
+}
+
+} // namespace
+
+std::string calibrate(const CalibrateOptions& o) {
+  bool underMpi = mpi::launchedByMpi();
+  if (o.mpi && !underMpi)
+    throw Error("--mpi measures MPI collectives between ranks: run `mpirun -np 2 shardc "
+                "calibrate --mpi`");
+  Sizes s = o.quick ? Sizes{3, 64, 1 << 16, 200, 1 << 16} : Sizes{7, 128, 1 << 20, 2000, 1 << 20};
+
+  // Every rank takes part in the MPI measurement; then rank 0 alone measures the rest.
+  std::optional<LinkSpec> mpiLink;
+  int ranks = 0;
+  if (underMpi) {
+    ranks = mpi::worldSize();
+    MpiCollectives comm(Mesh({{"world", ranks}}));
+    mpiLink = fitLink(allReduceTimes(comm, s), s.reduceBig, ranks);
+    if (mpi::worldRank() != 0) return "";
+  }
+
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::map<DType, double> flops;
+  for (DType dt : {DType::F32, DType::BF16, DType::F16})
+    flops[dt] = matmulFlops(dt, s);
+  double bandwidth = addBytesPerSecond(s);
+  double overhead = opOverhead(s);
+  double memory = memTotalBytes();
+  LinkSpec intra = threadLink(s);
+  LinkSpec inter = mpiLink ? *mpiLink : loadTarget("cpu").interNode;
+
+  std::string n = std::to_string(s.matmulN), big = std::to_string(s.reduceBig);
+  std::ostringstream y;
+  y << "# Measured by `shardc calibrate" << (o.quick ? " --quick" : "") << "` on " << hostName()
+    << " at " << utcNow() << ":\n"
+    << "# what shardc's runtime (the reference interpreter, one thread per device) reaches here.\n"
+    << "name: calibrated\n"
+    << "description: \"shardc's runtime on " << hostName() << ", measured " << utcNow() << "\"\n"
+    << "peak_flops:            # matmul " << n << "x" << n << "x" << n << ", median of " << s.runs
+    << " runs\n";
+  for (const auto& [dt, f] : flops)
+    y << "  " << dtypeName(dt) << ": " << num(f) << "\n";
+  y << "memory_bandwidth: " << num(bandwidth) << "  # add of two f32[" << s.addN
+    << "]: operands read + result written\n"
+    << "memory_capacity: " << num(memory) << "   # MemTotal in /proc/meminfo\n"
+    << "compute_efficiency: 1   # the figures above are reached, not peaks\n"
+    << "memory_efficiency: 1\n"
+    << "op_overhead: " << num(overhead) << "     # per op of a chain of " << s.chainOps
+    << " adds of f32[1]\n"
+    << "devices_per_node: " << threads << "     # one device per hardware thread\n"
+    << "compute_units: " << threads << "        # std::thread::hardware_concurrency\n"
+    << "intra_node:             # all_reduce of f32[1] and f32[" << big
+    << "] on 2 thread devices,\n"
+    << "                        # fitted to the cost model's ring: T = 2 latency + bytes / "
+       "bandwidth\n"
+    << "  bandwidth: " << num(intra.bandwidth) << "\n"
+    << "  latency: " << num(intra.latency) << "\n";
+  if (mpiLink)
+    y << "inter_node:             # all_reduce over " << ranks << " MPI ranks, fitted alike\n";
+  else
+    y << "inter_node:             # not measured (run under mpirun with --mpi); cpu.yaml's "
+         "nominal figures\n";
+  y << "  bandwidth: " << num(inter.bandwidth) << "\n"
+    << "  latency: " << num(inter.latency) << "\n";
+  std::string text = y.str();
+  parseTarget(text, o.output.empty() ? "<calibrate>" : o.output); // what we write must load
+
+  std::ostringstream sum;
+  auto g = [](double v) { return num(v / 1e9); };
+  sum << "calibrated shardc's runtime on " << hostName() << " (" << threads
+      << " hardware threads):\n"
+      << "  matmul " << n << "^3 GFLOP/s: f32 " << g(flops[DType::F32]) << ", bf16 "
+      << g(flops[DType::BF16]) << ", f16 " << g(flops[DType::F16]) << "\n"
+      << "  elementwise add: " << g(bandwidth) << " GB/s\n"
+      << "  per-op overhead: " << num(overhead * 1e6) << " us\n"
+      << "  memory: " << g(memory) << " GB\n"
+      << "  all_reduce, 2 thread devices: latency " << num(intra.latency * 1e6) << " us, bandwidth "
+      << g(intra.bandwidth) << " GB/s\n";
+  if (mpiLink)
+    sum << "  all_reduce, " << ranks << " MPI ranks: latency " << num(inter.latency * 1e6)
+        << " us, bandwidth " << g(inter.bandwidth) << " GB/s\n";
+  if (o.output.empty()) return sum.str() + text;
+  writeFileAtomic(o.output, text);
+  return sum.str() + "wrote " + o.output + "\n";
+}
+
+} // namespace shardc

@@ -1,0 +1,138 @@
+#include "shardc/cost/CostModel.h"
+
+#include "TestUtil.h"
+#include "shardc/ir/IR.h"
+
+#include <gtest/gtest.h>
+
+namespace shardc {
+namespace {
+
+// Round figures so that every expected time below is worked out by hand.
+Target testTarget() {
+  Target t;
+  t.name = "test";
+  t.peakFlops = {{DType::F32, 1e12}};
+  t.memoryBandwidth = 1e11;
+  t.memoryCapacity = 1e9;
+  t.computeEfficiency = 0.5;
+  t.memoryEfficiency = 0.5;
+  t.opOverhead = 1e-6;
+  t.devicesPerNode = 4;
+  t.intraNode = {100e9, 1e-6};
+  t.interNode = {10e9, 1e-5};
+  return t;
+}
+
+// On data=2,model=4 with 4 devices per node, a `model` group is one node and a `data` group
+// spans two (devices 0 and 4).
+TEST(CostModelTest, CollectivesOnTwoAxisMeshFollowAlphaBeta) {
+  Target t = testTarget();
+  Mesh mesh = Mesh::parse("data=2,model=4");
+  double n = 1e6;
+  // Ring: 2(g-1) steps of n/g; the tree (4 steps of n) is slower for 1 MB.
+  CollectiveCost ar = collectiveCost(t, mesh, "all_reduce", {"model"}, n);
+  EXPECT_NEAR(ar.seconds, 6 * (1e-6 + 2.5e5 / 100e9), 1e-12);
+  EXPECT_DOUBLE_EQ(ar.bytes, 1.5e6);
+  EXPECT_FALSE(ar.crossesNodes);
+  // For 1 KB the latency dominates and the tree wins: 2 log2(4) = 4 steps of n.
+  EXPECT_NEAR(collectiveCost(t, mesh, "all_reduce", {"model"}, 1e3).seconds,
+              4 * (1e-6 + 1e3 / 100e9), 1e-12);
+  // Across nodes, one device per node: ring over the slow link.
+  CollectiveCost across = collectiveCost(t, mesh, "all_reduce", {"data"}, n);
+  EXPECT_TRUE(across.crossesNodes);
+  EXPECT_NEAR(across.seconds, 2 * (1e-5 + 5e5 / 10e9), 1e-12);
+  EXPECT_NEAR(collectiveCost(t, mesh, "all_gather", {"model"}, n).seconds, 3 * (1e-6 + 1e6 / 100e9),
+              1e-12);
+  EXPECT_NEAR(collectiveCost(t, mesh, "reduce_scatter", {"model"}, n).seconds,
+              3 * (1e-6 + 2.5e5 / 100e9), 1e-12);
+  // All eight devices: hierarchical gather, 3 steps in the node, then 1 step of 4n across.
+  EXPECT_NEAR(collectiveCost(t, mesh, "all_gather", {"data", "model"}, n).seconds,
+              3 * (1e-6 + 1e6 / 100e9) + (1e-5 + 4e6 / 10e9), 1e-12);
+  EXPECT_NEAR(collectiveCost(t, mesh, "all_to_all", {"data", "model"}, n).seconds,
+              7 * (1e-5 + 1.25e5 / 10e9), 1e-12);
+  EXPECT_NEAR(collectiveCost(t, mesh, "collective_permute", {"model"}, n).seconds,
+              1e-6 + 1e6 / 100e9, 1e-12);
+  EXPECT_EQ(collectiveCost(t, Mesh::parse("data=1"), "all_reduce", {"data"}, n).seconds, 0);
+}
+
+TEST(CostModelTest, ComputeIsARooflinePerOp) {
+  auto m = testing::parseIR(R"(
+func @f(input %a: f32[64,128], input %b: f32[128,256]) -> (c: f32[64,256], d: f32[64,256]) {
+  %c = matmul(%a, %b) : f32[64,256]
+  %d = relu(%c) : f32[64,256]
+  return %c, %d
+})");
+  ASSERT_TRUE(m);
+  CostReport r = makeAnalyticCostModel(testTarget())->evaluate(*m->functions()[0], Mesh());
+  double mmFlops = 2.0 * 64 * 128 * 256;
+  double mmBytes = 4.0 * (64 * 128 + 128 * 256 + 64 * 256);
+  double reluBytes = 4.0 * 2 * 64 * 256;
+  EXPECT_DOUBLE_EQ(r.flops, mmFlops + 64 * 256);
+  // matmul is compute-bound here, relu memory-bound; each pays the op overhead.
+  double want = std::max(mmFlops / 0.5e12, mmBytes / 0.5e11) + 1e-6 +
+                std::max(64 * 256 / 0.5e12, reluBytes / 0.5e11) + 1e-6;
+  EXPECT_NEAR(r.computeSeconds, want, 1e-12);
+  EXPECT_EQ(r.commSeconds, 0);
+  EXPECT_NEAR(r.stepSeconds, want, 1e-12);
+}
+
+TEST(CostModelTest, ConvFlopsComeFromTheRegistry) {
+  // 2 * Cin * Kh * Kw per output element: 2 * 3 * 3 * 3 * (1 * 4 * 8 * 8).
+  auto m = testing::parseIR(R"(
+func @f(input %x: f32[1,3,8,8], input %w: f32[4,3,3,3]) -> (y: f32[1,4,8,8]) {
+  %y = conv2d(%x, %w) {pads = [1, 1, 1, 1]} : f32[1,4,8,8]
+  return %y
+})");
+  ASSERT_TRUE(m);
+  CostReport r = makeAnalyticCostModel(testTarget())->evaluate(*m->functions()[0], Mesh());
+  EXPECT_DOUBLE_EQ(r.flops, 2.0 * 3 * 3 * 3 * 4 * 8 * 8);
+}
+
+// A small training step whose liveness is worked out by hand in the comments (bytes of the
+// op results alive after each op).
+TEST(CostModelTest, MemoryOfATrainingStepByHand) {
+  auto m = testing::parseIR(R"(
+func @step(input %x: f32[4,8], param %w: f32[8,2], opt_state %v: f32[8,2]) -> (loss: f32[], w2: f32[8,2] tied %w, v2: f32[8,2] tied %v) {
+  %y = matmul(%x, %w) : f32[4,2]
+  %loss = reduce_sum(%y) {axes = [0, 1]} : f32[]
+  %xt = transpose(%x) {perm = [1, 0]} : f32[8,4]
+  %ones = constant() {value = dense<f32[4,2], 1.0>} : f32[4,2]
+  %gw = matmul(%xt, %ones) : f32[8,2]
+  %v2 = add(%v, %gw) : f32[8,2]
+  %lr = constant() {value = dense<f32[], 0.1>} : f32[]
+  %step = mul(%v2, %lr) : f32[8,2]
+  %w2 = sub(%w, %step) : f32[8,2]
+  return %loss, %w2, %v2
+})");
+  // y 32 | y+loss 36, y dies | loss+xt 132 | +ones 164 | +gw 228, xt and ones die: 68 |
+  // +v2 132, gw dies: 68 | +lr 72 | +step 136, lr dies: 132 | +w2 196.
+  ASSERT_TRUE(m);
+  CostReport r = makeAnalyticCostModel(testTarget())->evaluate(*m->functions()[0], Mesh());
+  EXPECT_EQ(r.memory.activations, 228);
+  EXPECT_EQ(r.memory.inputs, 128);
+  EXPECT_EQ(r.memory.parameters, 64);
+  EXPECT_EQ(r.memory.optimizerState, 64);
+  EXPECT_EQ(r.memory.peak(), 228 + 128 + 64 + 64);
+  EXPECT_TRUE(r.fits());
+}
+
+TEST(CostModelTest, CollectivesInAProgramAreCounted) {
+  auto m = testing::parseIR(R"(
+func @f(input %x: f32[1000]) -> (y: f32[1000]) {
+  %y = all_reduce(%x) {axes = "model", group = 4} : f32[1000]
+  return %y
+})");
+  ASSERT_TRUE(m);
+  Mesh mesh = Mesh::parse("data=2,model=4");
+  CostReport r = makeAnalyticCostModel(testTarget())->evaluate(*m->functions()[0], mesh);
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].group, 4);
+  EXPECT_DOUBLE_EQ(r.commSeconds,
+                   collectiveCost(testTarget(), mesh, "all_reduce", {"model"}, 4000).seconds);
+  EXPECT_EQ(r.computeSeconds, 0);
+  EXPECT_NE(r.str().find("all_reduce"), std::string::npos);
+}
+
+} // namespace
+} // namespace shardc
