@@ -1,5 +1,7 @@
+#include "CostJson.h"
 #include "Partition.h"
 #include "shardc/Version.h"
+#include "shardc/cost/CostModel.h"
 #include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/import/OnnxImporter.h"
@@ -194,6 +196,12 @@ CompileResult compileModel(const CompileOptions& o) {
     pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
   }
   std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
+  auto estimate = [&](const Function& program, const Mesh& mesh) {
+    CostReport report = makeAnalyticCostModel(target)->evaluate(program, mesh);
+    pef.costText = report.str();
+    pef.costJson = costReportJson(report);
+    log.line(pef.costText);
+  };
   if (setup) {
     auto p0 = std::chrono::steady_clock::now();
     Partitioned part =
@@ -228,8 +236,10 @@ CompileResult compileModel(const CompileOptions& o) {
     artifacts.emplace_back(name + ".strategy", writeStrategy(f, part.plan));
     artifacts.emplace_back(name + ".sharded.ir", printShardedModule(*m.module, part.plan));
     if (o.debug) artifacts.emplace_back(name + ".origins.txt", printShardingOrigins(f, part.plan));
+    estimate(*part.program.module->functions()[0], part.plan.mesh());
   } else {
     pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}});
+    estimate(f, Mesh());
   }
   log.line("program: " + std::to_string(f.ops().size()) + " ops, " +
            std::to_string(pef.inputs.size()) + " inputs, " + std::to_string(pef.outputs.size()) +
@@ -237,7 +247,8 @@ CompileResult compileModel(const CompileOptions& o) {
            std::to_string(paramBytes) + " bytes)");
 
   fs::create_directories(dir);
-  CompileResult r{(dir / (name + ".pef")).string(), (logDir / (name + ".log")).string()};
+  CompileResult r{(dir / (name + ".pef")).string(), (logDir / (name + ".log")).string(),
+                  pef.costText};
   writePef(r.pefPath, pef);
   for (const auto& [file, text] : artifacts)
     writeFileAtomic((dir / file).string(), text);

@@ -3,6 +3,7 @@
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/pef/Pef.h"
+#include "shardc/support/Error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -115,6 +116,11 @@ std::string inspectPef(const std::string& path, bool json) {
     j["optimizer_state_bytes"] = stateBytes;
     j["op_count"] = l.entry->ops().size();
     j["ops"] = opCounts;
+    if (!p.costJson.empty()) {
+      nlohmann::json cost = nlohmann::json::parse(p.costJson, nullptr, false);
+      if (cost.is_discarded()) throw Error(path + ": the cost estimate is not valid JSON");
+      j["cost"] = cost;
+    }
     if (l.partitioned()) {
       PartitionInfo info = partitionInfo(l);
       nlohmann::json pj;
@@ -176,6 +182,7 @@ std::string inspectPef(const std::string& path, bool json) {
     first = false;
   }
   os << ")\n";
+  if (!p.costText.empty()) os << "  " << p.costText << "\n";
   if (!l.partitioned()) return os.str();
   PartitionInfo info = partitionInfo(l);
   os << "  mesh: " << l.mesh.str() << "\n  shardings (whole -> per device):\n";

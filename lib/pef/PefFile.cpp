@@ -110,6 +110,8 @@ std::string serializePef(const Pef& in) {
     for (const auto& sh : prog.resultShardings)
       pp->add_result_shardings(sh);
   }
+  p.set_cost_text(in.costText);
+  p.set_cost_json(in.costJson);
   for (const auto& [name, t] : in.weights) {
     auto* w = p.add_weights();
     w->set_name(name);
@@ -187,6 +189,8 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
                             prog.ir(),
                             {prog.arg_shardings().begin(), prog.arg_shardings().end()},
                             {prog.result_shardings().begin(), prog.result_shardings().end()}});
+  out.costText = p.cost_text();
+  out.costJson = p.cost_json();
   for (const auto& w : p.weights()) {
     PefTensor spec = fromProto(w.spec(), path);
     Tensor t(spec.type);

@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < argc; ++i)
         co.commandLine.push_back(argv[i]);
       CompileResult r = compileModel(co);
-      std::cout << "wrote " << r.pefPath << "\n";
+      std::cout << "wrote " << r.pefPath << "\n" << r.estimate << "\n";
     } else if (run->parsed()) {
       runPef(ro);
     } else if (inspect->parsed()) {

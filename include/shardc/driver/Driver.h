@@ -45,6 +45,7 @@ struct CompileOptions {
 struct CompileResult {
   std::string pefPath;
   std::string logPath;
+  std::string estimate; // the cost model's report for one step
 };
 
 // Imports, optimizes and packages the model. Throws shardc::Error; leaves no partial files.

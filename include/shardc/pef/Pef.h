@@ -50,6 +50,7 @@ struct Pef {
   std::vector<PefBuffer> buffers;
   std::vector<PefProgram> programs;
   std::vector<std::pair<std::string, Tensor>> weights;
+  std::string costText, costJson; // the cost model's estimate; empty in older PEFs
 };
 
 // Container format only: header, checksum, protobuf. Throws shardc::Error naming `path`.
