@@ -107,12 +107,18 @@ public:
       DType dt = out.empty() ? DType::F32 : out[0].dtype;
       r.flops += flops;
       flopsByType[dt] += flops;
-      r.computeSeconds += std::max(flops / (t_.flopsFor(dt) * t_.computeEfficiency),
-                                   bytes / (t_.memoryBandwidth * t_.memoryEfficiency)) +
-                          t_.opOverhead;
+      double seconds = std::max(flops / (t_.flopsFor(dt) * t_.computeEfficiency),
+                                bytes / (t_.memoryBandwidth * t_.memoryEfficiency)) +
+                       t_.opOverhead;
+      r.computeSeconds += seconds;
+      r.computeByOp[op->name()] += seconds;
     }
-    if (t_.computeUnits > 0 && r.devices > t_.computeUnits)
-      r.computeSeconds *= static_cast<double>(r.devices) / static_cast<double>(t_.computeUnits);
+    if (t_.computeUnits > 0 && r.devices > t_.computeUnits) {
+      double slower = static_cast<double>(r.devices) / static_cast<double>(t_.computeUnits);
+      r.computeSeconds *= slower;
+      for (auto& [name, sec] : r.computeByOp)
+        sec *= slower;
+    }
     r.stepSeconds = r.computeSeconds + r.commSeconds;
     r.memory.activations = peakActivationBytes(f);
     DType main = DType::F32;

@@ -86,9 +86,22 @@ double matmulFlops(DType dt, const Sizes& s) {
   return m.cost().first / m.time(s.runs);
 }
 
-double addBytesPerSecond(const Sizes& s) {
-  OneOp m("add", {DType::F32, {s.addN}});
-  return m.cost().second / m.time(s.runs);
+// Elementwise adds of several sizes, fitted by least squares to T = overhead + bytes /
+// bandwidth: the small sizes the models here use are mostly in cache, where one large add
+// would understate the rate several times over.
+std::pair<double, double> fitElementwise(const Sizes& s) {
+  std::vector<double> xs, ts;
+  for (int64_t n = 256; n <= s.addN; n *= 4) {
+    OneOp m("add", {DType::F32, {n}});
+    xs.push_back(m.cost().second);
+    ts.push_back(m.time(s.runs));
+  }
+  double k = static_cast<double>(xs.size()), sx = 0, st = 0, sxx = 0, sxt = 0;
+  for (size_t i = 0; i < xs.size(); ++i)
+    sx += xs[i], st += ts[i], sxx += xs[i] * xs[i], sxt += xs[i] * ts[i];
+  double slope = (k * sxt - sx * st) / (k * sxx - sx * sx);
+  double intercept = (st - slope * sx) / k;
+  return {1 / slope, std::max(intercept, 0.0)};
 }
 
 // Seconds per op of a chain of adds on f32[1]: all interpreter overhead, no work.
@@ -175,7 +188,7 @@ std::string calibrate(const CalibrateOptions& o) {
   if (o.mpi && !underMpi)
     throw Error("--mpi measures MPI collectives between ranks: run `mpirun -np 2 shardc "
                 "calibrate --mpi`");
-  Sizes s = o.quick ? Sizes{3, 64, 1 << 16, 200, 1 << 16} : Sizes{7, 128, 1 << 20, 2000, 1 << 20};
+  Sizes s = o.quick ? Sizes{3, 32, 1 << 10, 200, 1 << 16} : Sizes{7, 64, 1 << 12, 2000, 1 << 20};
 
   // Every rank takes part in the MPI measurement; then rank 0 alone measures the rest.
   std::optional<LinkSpec> mpiLink;
@@ -191,8 +204,9 @@ std::string calibrate(const CalibrateOptions& o) {
   std::map<DType, double> flops;
   for (DType dt : {DType::F32, DType::BF16, DType::F16})
     flops[dt] = matmulFlops(dt, s);
-  double bandwidth = addBytesPerSecond(s);
-  double overhead = opOverhead(s);
+  auto [bandwidth, addOverhead] = fitElementwise(s);
+  // An op's fixed cost: what an add pays beyond its bytes, at least a tiny op's cost.
+  double overhead = std::max(addOverhead, opOverhead(s));
   double memory = memTotalBytes();
   LinkSpec intra = threadLink(s);
   LinkSpec inter = mpiLink ? *mpiLink : loadTarget("cpu").interNode;
@@ -208,13 +222,14 @@ std::string calibrate(const CalibrateOptions& o) {
     << " runs\n";
   for (const auto& [dt, f] : flops)
     y << "  " << dtypeName(dt) << ": " << num(f) << "\n";
-  y << "memory_bandwidth: " << num(bandwidth) << "  # add of two f32[" << s.addN
-    << "]: operands read + result written\n"
+  y << "memory_bandwidth: " << num(bandwidth) << "  # adds of f32[256] to f32[" << s.addN
+    << "] fitted to T = op_overhead + bytes / bandwidth\n"
     << "memory_capacity: " << num(memory) << "   # MemTotal in /proc/meminfo\n"
     << "compute_efficiency: 1   # the figures above are reached, not peaks\n"
     << "memory_efficiency: 1\n"
-    << "op_overhead: " << num(overhead) << "     # per op of a chain of " << s.chainOps
-    << " adds of f32[1]\n"
+    << "op_overhead: " << num(overhead)
+    << "     # the fit's intercept, at least the per-op time of " << s.chainOps
+    << " chained adds of f32[1]\n"
     << "devices_per_node: " << threads << "     # one device per hardware thread\n"
     << "compute_units: " << threads << "        # std::thread::hardware_concurrency\n"
     << "intra_node:             # all_reduce of f32[1] and f32[" << big

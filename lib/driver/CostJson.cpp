@@ -12,6 +12,7 @@ std::string costReportJson(const CostReport& r) {
   j["compute_seconds"] = r.computeSeconds;
   j["communication_seconds"] = r.commSeconds;
   j["communication_by_kind"] = r.commByKind();
+  j["compute_by_op"] = r.computeByOp;
   j["flops_per_device"] = r.flops;
   j["flop_utilization"] = r.flopUtilization;
   j["memory"] = {{"parameters", r.memory.parameters},

@@ -127,12 +127,16 @@ public:
 
   // The most bytes one device held at once (arguments and live op results), over all steps.
   int64_t peakBytes() const { return peakBytes_; }
+  // Kernel seconds per op name, over all steps and devices.
+  const std::map<std::string, double>& secondsByOp() const { return secondsByOp_; }
 
 private:
   static constexpr int64_t kMaxThreadDevices = 256;
 
   void note(const InterpreterStats& s) {
     peakBytes_ = std::max(peakBytes_, s.argumentBytes + s.peakResultBytes);
+    for (const auto& [op, sec] : s.secondsByOp)
+      secondsByOp_[op] += sec;
   }
 
   std::vector<Tensor> shard(int64_t device) const {
@@ -172,6 +176,7 @@ private:
   std::vector<std::vector<Tensor>> local_; // per device (one under MPI)
   std::unique_ptr<MpiCollectives> comm_;
   int64_t peakBytes_ = 0;
+  std::map<std::string, double> secondsByOp_;
 };
 
 } // namespace
@@ -237,6 +242,14 @@ void runPef(const RunOptions& o) {
     std::printf("steps: %lld, median step %.6f s, first step %.6f s\n",
                 static_cast<long long>(seconds.size()), sorted[sorted.size() / 2], seconds[0]);
     std::printf("peak bytes held per device: %lld\n", static_cast<long long>(exec.peakBytes()));
+    std::vector<std::pair<double, std::string>> ops;
+    for (const auto& [op, sec] : exec.secondsByOp())
+      ops.emplace_back(sec, op);
+    std::sort(ops.rbegin(), ops.rend());
+    std::printf("kernel seconds per step by op (summed over devices):");
+    for (const auto& [sec, op] : ops)
+      std::printf(" %s %.6f", op.c_str(), sec / static_cast<double>(o.steps));
+    std::printf("\n");
   }
   std::vector<std::pair<std::string, Tensor>> params;
   if (!o.saveWeights.empty())

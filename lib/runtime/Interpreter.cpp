@@ -5,6 +5,7 @@
 #include "shardc/support/Error.h"
 
 #include <algorithm>
+#include <chrono>
 #include <unordered_map>
 
 namespace shardc {
@@ -43,8 +44,12 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
     for (size_t i = 0; i < op->numResults(); ++i)
       resultTypes.push_back(op->result(i)->type());
     std::vector<Tensor> outs;
+    auto t0 = std::chrono::steady_clock::now();
     try {
       outs = op->def().kernel(KernelArgs{inputs, op->attrs(), resultTypes, comm});
+      if (stats)
+        stats->secondsByOp[op->name()] +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } catch (const Error& e) {
       std::string where = op->loc().line ? " at line " + std::to_string(op->loc().line) : "";
       throw Error("'" + op->name() + "' op" + where + ": " + e.what());

@@ -48,6 +48,7 @@ struct CostReport {
   int64_t devices = 1;
   double flops = 0; // per device per step
   double computeSeconds = 0, commSeconds = 0, stepSeconds = 0;
+  std::map<std::string, double> computeByOp; // seconds per op name
   std::vector<CollectiveCost> collectives;
   MemoryCost memory;
   double memoryCapacity = 0;

@@ -4,6 +4,8 @@
 
 #include "shardc/ir/Tensor.h"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace shardc {
@@ -19,6 +21,7 @@ class Function;
 struct InterpreterStats {
   int64_t argumentBytes = 0;
   int64_t peakResultBytes = 0;
+  std::map<std::string, double> secondsByOp; // kernel time per op name, added up
 };
 
 std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args,
