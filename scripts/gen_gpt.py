@@ -22,19 +22,32 @@ def layer_names(i):
                                   "ln2.w", "ln2.b", "fc.w", "fc.b", "fc2.w", "fc2.b")]
 
 
-def make_weights(a, rng):
+def weight_shapes(a):
+    """Every parameter's shape, in argument order (bench/ plans shapes without weights)."""
     D, V, T = a.dim, a.vocab, a.seq
-    w = {"wte": rng.normal(0, 0.5, (V, D)), "wpe": rng.normal(0, 0.1, (T, D))}
+    shapes = {"wte": (V, D), "wpe": (T, D)}
     for i in range(a.layers):
-        shapes = [(D,), (D,), (D, 3 * D), (3 * D,), (D, D), (D,), (D,), (D,), (D, 4 * D),
-                  (4 * D,), (4 * D, D), (D,)]
-        for name, shape in zip(layer_names(i), shapes):
-            if name.endswith("ln1.w") or name.endswith("ln2.w"):
-                w[name] = 1.0 + rng.normal(0, 0.1, shape)
-            else:
-                w[name] = rng.normal(0, 1.0 / math.sqrt(shape[0]), shape)
-    w["lnf.w"] = 1.0 + rng.normal(0, 0.1, (D,))
-    w["lnf.b"] = rng.normal(0, 0.1, (D,))
+        per_layer = [(D,), (D,), (D, 3 * D), (3 * D,), (D, D), (D,), (D,), (D,), (D, 4 * D),
+                     (4 * D,), (4 * D, D), (D,)]
+        shapes.update(zip(layer_names(i), per_layer))
+    shapes["lnf.w"] = (D,)
+    shapes["lnf.b"] = (D,)
+    return shapes
+
+
+def make_weights(a, rng):
+    w = {}
+    for name, shape in weight_shapes(a).items():
+        if name == "wte":
+            w[name] = rng.normal(0, 0.5, shape)
+        elif name == "wpe":
+            w[name] = rng.normal(0, 0.1, shape)
+        elif name.endswith("ln1.w") or name.endswith("ln2.w") or name == "lnf.w":
+            w[name] = 1.0 + rng.normal(0, 0.1, shape)
+        elif name == "lnf.b":
+            w[name] = rng.normal(0, 0.1, shape)
+        else:
+            w[name] = rng.normal(0, 1.0 / math.sqrt(shape[0]), shape)
     return {k: v.astype(np.float32) for k, v in w.items()}
 
 

@@ -87,7 +87,7 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
     throw Error(o.model + ": a model in text IR must hold exactly one function");
   if (o.batchSize) throw Error("-b/--batch-size is supported for ONNX models only");
   const Function& f = *m.module->functions()[0];
-  for (size_t i = 0; i < f.numArguments(); ++i) {
+  for (size_t i = 0; i < f.numArguments() && !o.estimateOnly; ++i) {
     const Value* a = f.argument(i);
     if (a->argKind() == ArgKind::Input) continue;
     m.weights[a->name()] = std::make_shared<Tensor>(randomTensor(a->type(), o.seed + i, 2));
@@ -140,7 +140,9 @@ CompileResult compileModel(const CompileOptions& o) {
   dump("import");
   std::map<std::string, Tensor> optState;
   if (!o.inference) {
-    TrainStepInfo info = buildTrainStep(f, o.train);
+    TrainOptions train = o.train;
+    train.initialState = !o.estimateOnly;
+    TrainStepInfo info = buildTrainStep(f, train);
     optState = std::move(info.optimizerState);
     std::string trained;
     for (const auto& n : info.trained)
@@ -184,9 +186,10 @@ CompileResult compileModel(const CompileOptions& o) {
     }
     pef.buffers.push_back(
         {t, a->argKind() == ArgKind::Param ? BufferKind::Param : BufferKind::OptState});
-    pef.weights.emplace_back(a->name(), a->argKind() == ArgKind::OptState
-                                            ? optState.at(a->name())
-                                            : *m.weights.at(a->name()));
+    if (!o.estimateOnly)
+      pef.weights.emplace_back(a->name(), a->argKind() == ArgKind::OptState
+                                              ? optState.at(a->name())
+                                              : *m.weights.at(a->name()));
     paramCount += a->type().numel();
     paramBytes += a->type().bytes();
   }
@@ -246,6 +249,7 @@ CompileResult compileModel(const CompileOptions& o) {
            " outputs, " + std::to_string(paramCount) + " parameters (" +
            std::to_string(paramBytes) + " bytes)");
 
+  if (o.estimateOnly) return {"", "", pef.costText};
   fs::create_directories(dir);
   CompileResult r{(dir / (name + ".pef")).string(), (logDir / (name + ".log")).string(),
                   pef.costText};

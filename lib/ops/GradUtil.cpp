@@ -10,8 +10,11 @@ Value* scalar(Builder& b, DType t, double v) {
   return b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(s)))}});
 }
 
+// A broadcast scalar, not a dense constant: an attention gradient's zeros would otherwise be
+// gigabytes of IR to build, compare (CSE) and store.
 Value* zeros(Builder& b, const TensorType& t) {
-  return b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(t))}});
+  Value* z = scalar(b, t.dtype, 0);
+  return t.rank() == 0 ? z : b.value("broadcast", {z}, {{"shape", t.shape}});
 }
 
 Value* sumToShape(Builder& b, Value* g, const Shape& target) {

@@ -114,7 +114,7 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   auto addState = [&](const std::string& name, const TensorType& t) {
     if (f.findArgument(name))
       throw Error("cannot add optimizer state '" + name + "': the name is taken");
-    info.optimizerState[name] = Tensor(t);
+    if (o.initialState) info.optimizerState[name] = Tensor(t);
     return f.addArgument(name, t, ArgKind::OptState);
   };
   for (size_t k = 0; k < params.size(); ++k) {

@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
   compile->add_option("--mesh", po.mesh, "AXIS=N[,AXIS=N...] device mesh, with --strategy");
   compile->add_option("--strategy", po.strategy,
                       "file of argument shardings (NAME: [{axis}, {}]), kept fixed");
+  compile->add_flag("--estimate-only", co.estimateOnly,
+                    "partition and print the cost estimate; write no PEF (text-IR parameters "
+                    "are not even initialized, so model shapes alone suffice)");
   compile->add_flag("--shard-optimizer-state", po.shardOptimizerState,
                     "ZeRO: split optimizer state over the `data` axis");
   later.add(compile);
@@ -181,7 +184,8 @@ int main(int argc, char** argv) {
       for (int i = 0; i < argc; ++i)
         co.commandLine.push_back(argv[i]);
       CompileResult r = compileModel(co);
-      std::cout << "wrote " << r.pefPath << "\n" << r.estimate << "\n";
+      if (!r.pefPath.empty()) std::cout << "wrote " << r.pefPath << "\n";
+      std::cout << r.estimate << "\n";
     } else if (run->parsed()) {
       runPef(ro);
     } else if (inspect->parsed()) {

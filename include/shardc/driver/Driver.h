@@ -39,6 +39,7 @@ struct CompileOptions {
   uint64_t seed = 0;                    // initial values of text-IR parameters
   TrainOptions train;                   // without --inference
   PartitionOptions partition;
+  bool estimateOnly = false; // plan and estimate, write nothing (no weights needed)
   std::vector<std::string> commandLine; // recorded in the PEF
 };
 

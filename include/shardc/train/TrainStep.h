@@ -24,12 +24,14 @@ struct TrainOptions {
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8; // adam, adamw
   // Parameters whose names match one of these shell-style patterns are not trained.
   std::vector<std::string> freeze;
+  bool initialState = true; // fill TrainStepInfo::optimizerState (off: shapes only)
 };
 
 struct TrainStepInfo {
   std::vector<std::string> trained;             // parameters that get updated
   std::vector<std::string> untrained;           // frozen, or with no gradient path to the loss
   std::map<std::string, Tensor> optimizerState; // initial values of the new opt_state arguments
+                                                // (empty without TrainOptions::initialState)
   std::string lossName;
 };
 
