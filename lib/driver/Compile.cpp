@@ -200,9 +200,15 @@ CompileResult compileModel(const CompileOptions& o) {
   }
   std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
   auto estimate = [&](const Function& program, const Mesh& mesh) {
-    CostReport report = makeAnalyticCostModel(target)->evaluate(program, mesh);
+    auto model = makeAnalyticCostModel(target);
+    auto e0 = std::chrono::steady_clock::now();
+    CostReport report = model->evaluate(program, mesh);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
     pef.costText = report.str();
     pef.costJson = costReportJson(report);
+    log.line("cost model: evaluated " + std::to_string(program.ops().size()) + " ops in " +
+             std::to_string(ms) + " ms");
     log.line(pef.costText);
   };
   if (setup) {

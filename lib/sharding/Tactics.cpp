@@ -98,9 +98,6 @@ void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axi
   for (const auto& op : f.ops()) {
     const Value* w = paramWeight(*op);
     if (!w || isFixed(plan, w)) continue;
-    ShardingPlan now = undecidedReplicated(f, plan);
-    propagateShardings(f, now);
-    if (lastDimUses(now.shardingOf(op->operand(0)), axis)) continue; // a row partner, decided
     int64_t pieces = equalPieces(*op);
     if (w->type().shape[1] % (n * pieces)) continue;
     TensorSharding column = TensorSharding::replicated(2);
