@@ -1,5 +1,6 @@
 """Shared by the benchmark scripts: repository paths, common flags, median timing."""
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,3 +27,25 @@ def median_time(fn, repeats):
 
 def run_quiet(cmd):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+GPT_LOSS = os.path.join(ROOT, "test", "import", "Inputs", "gpt_loss")
+
+
+def gpt_batch_inputs(out, batch):
+    """The GPT fixture's token ids and targets repeated to `batch` rows, saved under `out`;
+    returns the matching `shardc run --input` flags."""
+    import numpy as np
+
+    flags = []
+    for n in ("idx", "targets"):
+        x = np.load(os.path.join(GPT_LOSS, n + ".npy"))
+        np.save(os.path.join(out, n + ".npy"), np.concatenate([x] * (batch // x.shape[0])))
+        flags += ["--input", n + "=" + os.path.join(out, n + ".npy")]
+    return flags
+
+
+def mpirun_prefix():
+    """mpirun with the flags a root user on a small machine needs, or None without MPI."""
+    mpirun = shutil.which("mpirun")
+    return [mpirun, "--allow-run-as-root", "--oversubscribe"] if mpirun else None

@@ -14,7 +14,7 @@ import tempfile
 
 import numpy as np
 
-from benchutil import ROOT, add_common_args
+from benchutil import add_common_args
 
 import gen_gpt
 

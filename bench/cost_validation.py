@@ -13,13 +13,12 @@ thread runs, `mpirun -np 2 shardc calibrate` (MPI collectives) for the MPI runs.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 
 import numpy as np
 
-from benchutil import ROOT, add_common_args
+from benchutil import GPT_LOSS, add_common_args, gpt_batch_inputs, mpirun_prefix
 
 STRATEGIES = [  # name, compile flags, devices
     ("1 device", [], 1),
@@ -59,9 +58,8 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     a = ap.parse_args()
     shardc = os.path.join(a.build, "bin", "shardc")
-    mpirun = shutil.which("mpirun")
-    mpi = [mpirun, "--allow-run-as-root", "--oversubscribe"] if mpirun else None
-    d = os.path.join(ROOT, "test", "import", "Inputs", "gpt_loss")
+    mpi = mpirun_prefix()
+    d = GPT_LOSS
     rows = []
     with tempfile.TemporaryDirectory() as out:
         targets = {"threads": os.path.join(out, "threads.yaml")}
@@ -71,11 +69,7 @@ def main():
             targets["mpirun"] = os.path.join(out, "mpi.yaml")
             subprocess.run(mpi + ["-np", "2", shardc, "calibrate", "--output", targets["mpirun"]],
                            check=True, stdout=subprocess.DEVNULL)
-        inputs = []
-        for n in ("idx", "targets"):
-            x = np.load(os.path.join(d, n + ".npy"))
-            np.save(os.path.join(out, n + ".npy"), np.concatenate([x] * (a.batch // x.shape[0])))
-            inputs += ["--input", n + "=" + os.path.join(out, n + ".npy")]
+        inputs = gpt_batch_inputs(out, a.batch)
         for name, flags, devices in STRATEGIES:
             for how, target in targets.items():
                 if devices == 1 and how != "threads":

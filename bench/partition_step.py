@@ -11,13 +11,10 @@ process start (and MPI start-up), loading and writing outputs cancel out.
 """
 import argparse
 import os
-import shutil
 import subprocess
 import tempfile
 
-import numpy as np
-
-from benchutil import ROOT, add_common_args, median_time
+from benchutil import GPT_LOSS, add_common_args, gpt_batch_inputs, median_time, mpirun_prefix
 
 CASES = [  # name, compile flags, devices
     ("1 device", [], 1),
@@ -36,14 +33,10 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     a = ap.parse_args()
     shardc = os.path.join(a.build, "bin", "shardc")
-    mpirun = shutil.which("mpirun")
-    d = os.path.join(ROOT, "test", "import", "Inputs", "gpt_loss")
+    mpi = mpirun_prefix()
+    d = GPT_LOSS
     with tempfile.TemporaryDirectory() as out:
-        inputs = []
-        for n in ("idx", "targets"):
-            x = np.load(os.path.join(d, n + ".npy"))
-            np.save(os.path.join(out, n + ".npy"), np.concatenate([x] * (a.batch // x.shape[0])))
-            inputs += ["--input", n + "=" + os.path.join(out, n + ".npy")]
+        inputs = gpt_batch_inputs(out, a.batch)
         rows = []
         base = None
         for name, flags, devices in CASES:
@@ -52,9 +45,8 @@ def main():
                             "--optimizer", "adam", "--output-folder", out, "--pef-name", pef] + flags,
                            check=True, stdout=subprocess.DEVNULL)
             launchers = [("threads", [])]
-            if devices > 1 and mpirun:
-                launchers.append(("mpirun", [mpirun, "--allow-run-as-root", "--oversubscribe",
-                                             "-np", str(devices)]))
+            if devices > 1 and mpi:
+                launchers.append(("mpirun", mpi + ["-np", str(devices)]))
             for how, prefix in launchers:
                 run = lambda steps: subprocess.run(
                     prefix + [shardc, "run", "--pef", os.path.join(out, pef, pef + ".pef"),
