@@ -213,8 +213,8 @@ CompileResult compileModel(const CompileOptions& o) {
   };
   if (setup) {
     auto p0 = std::chrono::steady_clock::now();
-    Partitioned part =
-        partitionProgram(f, o.partition, *setup, [&](const std::string& s) { log.line(s); });
+    Partitioned part = partitionProgram(f, o.partition, *setup, target,
+                                        [&](const std::string& s) { log.line(s); });
     Function& local = *part.program.module->functions()[0];
     for (const char* passName : {"cse", "dce"})
       findPass(passName)->run(local);

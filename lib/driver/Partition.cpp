@@ -1,6 +1,8 @@
 #include "Partition.h"
 
+#include "shardc/cost/CostModel.h"
 #include "shardc/ir/IR.h"
+#include "shardc/search/Search.h"
 #include "shardc/sharding/Propagate.h"
 #include "shardc/sharding/Strategy.h"
 #include "shardc/sharding/Tactics.h"
@@ -20,13 +22,22 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
   if (o.tensorParallel.empty() != (o.nChips == 0))
     throw Error("--tensor-parallel batch|weight and --n-chips N go together");
   if (o.worldSize < 0 || o.nChips < 0) throw Error("-ws and --n-chips must be positive");
+  if (o.autoPartition) {
+    if (o.dataParallel || !o.tensorParallel.empty() || o.shardOptimizerState)
+      throw Error("--auto-partition chooses the tactics itself; give --mesh AXIS=N,... (and "
+                  "optionally --strategy FILE), not -ws, --tensor-parallel or "
+                  "--shard-optimizer-state");
+    if (o.mesh.empty() && !fromStrategy)
+      throw Error("--auto-partition needs a mesh: --mesh AXIS=N,... (e.g. data=2,model=2)");
+  }
   if (!o.mesh.empty()) {
     if (o.dataParallel || !o.tensorParallel.empty())
       throw Error("--mesh names the whole mesh; give either --mesh with --strategy FILE, or "
                   "the tactics (-ws N, --n-chips N), not both");
-    if (o.strategy.empty())
-      throw Error("--mesh needs --strategy FILE saying how to shard the arguments (or use the "
-                  "tactics: --data-parallel -ws N, --tensor-parallel weight --n-chips N)");
+    if (o.strategy.empty() && !o.autoPartition)
+      throw Error("--mesh needs --strategy FILE saying how to shard the arguments, or "
+                  "--auto-partition (or use the tactics: --data-parallel -ws N, "
+                  "--tensor-parallel weight --n-chips N)");
     Mesh m = Mesh::parse(o.mesh);
     if (fromStrategy && !(*fromStrategy == m))
       throw Error("--mesh " + m.str() + " differs from the strategy file's mesh " +
@@ -62,7 +73,7 @@ PartitionSetup preparePartition(const PartitionOptions& o) {
 }
 
 Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
-                             const PartitionSetup& setup,
+                             const PartitionSetup& setup, const Target& target,
                              const std::function<void(const std::string&)>& log) {
   const Mesh& mesh = setup.mesh;
   const std::optional<Strategy>& strategy = setup.strategy;
@@ -72,6 +83,15 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
     applyStrategy(*strategy, f, p.plan, o.strategy);
     log("strategy " + o.strategy + ": " + std::to_string(strategy->entries.size()) +
         " arguments fixed");
+  }
+  if (o.autoPartition) {
+    auto model = makeAnalyticCostModel(target);
+    SearchParams params;
+    if (o.searchBudget > 0) params.episodes = o.searchBudget;
+    SearchResult r = searchPartition(f, p.plan, *model, params);
+    for (const std::string& line : r.reportLines())
+      log(line);
+    p.plan = std::move(r.plan);
   }
   if (o.dataParallel || o.tensorParallel == "batch") {
     applyDataParallel(f, p.plan, "data");

@@ -1,7 +1,8 @@
 // The partitioning step of `shardc compile`: the mesh from the flags, the user's strategy,
-// the tactics, propagation and SPMD lowering.
+// the tactics or the search (--auto-partition), propagation and SPMD lowering.
 #pragma once
 
+#include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/sharding/Plan.h"
 #include "shardc/sharding/SpmdLowering.h"
@@ -30,8 +31,9 @@ PartitionSetup preparePartition(const PartitionOptions& o);
 
 // Throws shardc::Error for an impossible strategy or shardings that do not fit. `log`
 // receives one line per decision.
+// `target` is what --auto-partition plans for.
 Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
-                             const PartitionSetup& setup,
+                             const PartitionSetup& setup, const Target& target,
                              const std::function<void(const std::string&)>& log);
 
 } // namespace shardc

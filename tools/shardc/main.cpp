@@ -17,7 +17,7 @@ namespace {
 // Flags of the command-line contract whose stages are not built yet: accepted by the
 // parser so that using one gives a clear message instead of "unknown option".
 struct LaterFlags {
-  bool o0 = false, o1 = false, o3 = false, hypersection = false, autoPartition = false;
+  bool o0 = false, o1 = false, o3 = false, hypersection = false;
   std::string rules;
   std::vector<double> scaling;
 
@@ -29,13 +29,11 @@ struct LaterFlags {
     c->add_flag("--enable-hypersection", hypersection,
                 "compile repeated subgraphs once (not supported yet)");
     c->add_option("--resources-scaling-factors", scaling, "F F F [F] (not supported yet)");
-    c->add_flag("--auto-partition", autoPartition,
-                "search for the partitioning (not supported yet)");
   }
 
   void rejectUsed(CLI::App* c) const {
     for (const char* name : {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
-                             "--resources-scaling-factors", "--auto-partition"})
+                             "--resources-scaling-factors"})
       if (c->count(name)) {
         std::string shown = std::string(name) == "--o0"   ? "-o0"
                             : std::string(name) == "--o1" ? "-o1"
@@ -117,7 +115,8 @@ int main(int argc, char** argv) {
                       "batch (split the batch) or weight (Megatron) over --n-chips devices");
   compile->add_option("--n-chips", po.nChips, "chips for --tensor-parallel")
       ->check(CLI::PositiveNumber);
-  compile->add_option("--mesh", po.mesh, "AXIS=N[,AXIS=N...] device mesh, with --strategy");
+  compile->add_option("--mesh", po.mesh,
+                      "AXIS=N[,AXIS=N...] device mesh, with --strategy or --auto-partition");
   compile->add_option("--strategy", po.strategy,
                       "file of argument shardings (NAME: [{axis}, {}]), kept fixed");
   compile->add_flag("--estimate-only", co.estimateOnly,
@@ -125,6 +124,12 @@ int main(int argc, char** argv) {
                     "are not even initialized, so model shapes alone suffice)");
   compile->add_flag("--shard-optimizer-state", po.shardOptimizerState,
                     "ZeRO: split optimizer state over the `data` axis");
+  compile->add_flag("--auto-partition", po.autoPartition,
+                    "search for the partitioning on --mesh (Automap); --strategy FILE fixes some");
+  compile
+      ->add_option("--search-budget", po.searchBudget,
+                   "--auto-partition: tree-search episodes (default 200)")
+      ->check(CLI::PositiveNumber);
   later.add(compile);
 
   RunOptions ro;

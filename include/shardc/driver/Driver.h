@@ -12,16 +12,19 @@ namespace shardc {
 
 // How to spread the program over devices. Nothing set: one device.
 struct PartitionOptions {
-  bool dataParallel = false;  // --data-parallel: replicas on a `data` axis of worldSize
-  int64_t worldSize = 0;      // -ws
-  std::string tensorParallel; // --tensor-parallel batch|weight
-  int64_t nChips = 0;         // --n-chips
-  std::string mesh;           // --mesh AXIS=N,...
-  std::string strategy;       // --strategy FILE: user shardings, kept fixed
+  bool dataParallel = false;        // --data-parallel: replicas on a `data` axis of worldSize
+  int64_t worldSize = 0;            // -ws
+  std::string tensorParallel;       // --tensor-parallel batch|weight
+  int64_t nChips = 0;               // --n-chips
+  std::string mesh;                 // --mesh AXIS=N,...
+  std::string strategy;             // --strategy FILE: user shardings, kept fixed
   bool shardOptimizerState = false; // --shard-optimizer-state: ZeRO over the data axis
+
+  bool autoPartition = false; // --auto-partition: search the shardings on --mesh
+  int64_t searchBudget = 0;   // --search-budget N: tree-search episodes (0: the default)
   bool requested() const {
     return dataParallel || worldSize || !tensorParallel.empty() || nChips || !mesh.empty() ||
-           !strategy.empty() || shardOptimizerState;
+           !strategy.empty() || shardOptimizerState || autoPartition;
   }
 };
 
@@ -35,11 +38,11 @@ struct CompileOptions {
   std::string archFile;        // --arch-file: a target file; --arch must then be native
   bool verbose = false;
   bool debug = false;
-  std::string logDir;                   // default: the PEF's folder
-  uint64_t seed = 0;                    // initial values of text-IR parameters
-  TrainOptions train;                   // without --inference
+  std::string logDir; // default: the PEF's folder
+  uint64_t seed = 0;  // initial values of text-IR parameters
+  TrainOptions train; // without --inference
   PartitionOptions partition;
-  bool estimateOnly = false; // plan and estimate, write nothing (no weights needed)
+  bool estimateOnly = false;            // plan and estimate, write nothing (no weights needed)
   std::vector<std::string> commandLine; // recorded in the PEF
 };
 

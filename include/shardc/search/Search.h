@@ -1,0 +1,88 @@
+// Automatic partitioning in the style of Automap: a Monte Carlo tree search over tactics on
+// a function's arguments, scored by the cost model. The search only fixes argument shardings
+// (OriginKind::Tactic "auto-partition"); propagation and SPMD lowering do the rest.
+//
+// The worklist holds the arguments (parameters, optimizer state, inputs) that the user has not
+// fixed, grouped structurally: arguments with the same kind, type and pattern of uses (op
+// names and operand positions, a few ops deep) form one group and are decided together, so a
+// transformer's per-layer weights give one group per role, whatever the depth. Inputs come
+// first, then the groups by size, largest first.
+// An action on the group at the head of the worklist shards one dimension over one mesh axis
+// or keeps the group replicated; propagation then runs, and every group that it has split
+// leaves the worklist. Groups still open when the search stops deciding are left to
+// propagation, which replicates those it does not reach.
+#pragma once
+
+#include "shardc/sharding/Plan.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc {
+class CostModel;
+class Function;
+class Value;
+
+// Every knob of the search.
+struct SearchParams {
+  uint64_t seed = 0;              // tree policy ties and rollouts; same seed, same plan
+  int64_t episodes = 200;         // MCTS episodes (descend, expand, roll out, back up)
+  double seconds = 60;            // wall-clock budget; whichever budget ends first stops it
+  double exploration = 1.0;       // UCT constant c in mean + c * sqrt(ln N / n)
+  double rolloutContinue = 0.5;   // chance of one more random action in a rollout
+  int signatureDepth = 3;         // ops followed along uses when grouping arguments
+  int64_t exhaustiveLimit = 5000; // enumerate every plan when the action product is at most this
+  int64_t progressEvery = 50;     // episodes between progress lines on stderr; 0: none
+  bool baselines = true;          // evaluate the expert baselines (also the reward's scale)
+};
+
+// Arguments decided together; `args` in function order.
+struct ArgumentGroup {
+  std::vector<const Value*> args;
+  std::string signature;
+  std::string str() const; // "gpt.h.0.ln_1.weight (+1 more)"
+};
+
+// The structural groups of `f`'s arguments that `fixed` does not fix, in worklist order.
+std::vector<ArgumentGroup> groupArguments(const Function& f, const ShardingPlan& fixed,
+                                          int signatureDepth);
+
+struct PlanCost {
+  bool valid = false;    // false: a tactic or the lowering refused the plan
+  bool feasible = false; // valid, and the peak memory fits the target's capacity
+  double stepSeconds = 0;
+  int64_t peakBytes = 0;
+  std::string str() const; // "1.234 ms, 5.6 MB" or "infeasible: ..."
+};
+
+struct BaselineCost {
+  std::string name; // "data-parallel", "megatron", "data+megatron", "... +zero"
+  PlanCost cost;
+};
+
+struct SearchResult {
+  // The cheapest feasible plan found by the search, the baselines or the enumeration, with
+  // only argument shardings set (unpropagated), so it can be propagated and lowered as usual.
+  ShardingPlan plan;
+  PlanCost cost;
+  std::string source;                 // "search", "exhaustive" or "baseline NAME"
+  PlanCost searchCost;                // the tree search's own best
+  std::vector<std::string> decisions; // the tree search's best plan, in the order taken
+  // "NAME: [sharding]" for each argument that plan splits, after propagation.
+  std::vector<std::string> searchSplits;
+  std::vector<BaselineCost> baselines;
+  std::optional<PlanCost> exhaustive; // the optimum over complete plans, when enumerated
+  std::vector<ArgumentGroup> groups;
+  int64_t episodes = 0, evaluations = 0;
+  // For the compile log: the groups, the baselines, the optimum, the decisions, the choice.
+  std::vector<std::string> reportLines() const;
+};
+
+// Searches for `f`'s shardings on `fixed`'s mesh, keeping `fixed`'s shardings (the user's).
+// Throws shardc::Error when no plan, searched or baseline, fits in memory.
+SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const CostModel& model,
+                             const SearchParams& params);
+
+} // namespace shardc

@@ -1,0 +1,37 @@
+#include "Baselines.h"
+
+#include "shardc/sharding/Tactics.h"
+#include "shardc/support/Error.h"
+
+namespace shardc {
+
+std::vector<Baseline> evaluateBaselines(const Function& f, const ShardingPlan& fixed,
+                                        PlanEvaluator& evaluator) {
+  const Mesh& mesh = fixed.mesh();
+  bool data = mesh.axisIndex("data").has_value(), model = mesh.axisIndex("model").has_value();
+  std::string zeroAxis = data ? "data" : "model";
+  std::vector<std::pair<bool, bool>> kinds; // (data parallel, Megatron)
+  if (data) kinds.push_back({true, false});
+  if (model) kinds.push_back({false, true});
+  if (data && model) kinds.push_back({true, true});
+  std::vector<Baseline> out;
+  for (auto [dp, mp] : kinds)
+    for (bool zero : {false, true}) {
+      std::string name = dp && mp ? "data-parallel+megatron" : dp ? "data-parallel" : "megatron";
+      if (zero) name += "+zero";
+      Baseline b{{name, {}}, fixed};
+      try {
+        if (dp) applyDataParallel(f, b.plan, "data");
+        if (zero) applyOptimizerStateSharding(f, b.plan, zeroAxis);
+        if (mp) applyMegatron(f, b.plan, "model");
+        replicateUnfixedParameters(f, b.plan);
+        b.cost.cost = evaluator.evaluate(b.plan);
+      } catch (const Error&) {
+        // Not applicable to this model; stays invalid.
+      }
+      out.push_back(std::move(b));
+    }
+  return out;
+}
+
+} // namespace shardc
