@@ -10,7 +10,6 @@ thread runs, `mpirun -np 2 shardc calibrate` (MPI collectives) for the MPI runs.
 
   bench/cost_validation.py [--build build] [--steps 10] [--batch 8] [--repeats 3]
 """
-import argparse
 import json
 import os
 import subprocess
@@ -18,7 +17,7 @@ import tempfile
 
 import numpy as np
 
-from benchutil import GPT_LOSS, add_common_args, gpt_batch_inputs, mpirun_prefix
+from benchutil import GPT_LOSS, gpt_batch_inputs, mpirun_prefix, parse_gpt_step_args
 
 STRATEGIES = [  # name, compile flags, devices
     ("1 device", [], 1),
@@ -51,12 +50,7 @@ def stats(out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_args(ap)
-    ap.set_defaults(repeats=3)
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--batch", type=int, default=8)
-    a = ap.parse_args()
+    a = parse_gpt_step_args(__doc__)
     shardc = os.path.join(a.build, "bin", "shardc")
     mpi = mpirun_prefix()
     d = GPT_LOSS

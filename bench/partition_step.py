@@ -9,12 +9,11 @@ process start (and MPI start-up), loading and writing outputs cancel out.
 
   bench/partition_step.py [--build build] [--repeats 3] [--steps 10] [--batch 8]
 """
-import argparse
 import os
 import subprocess
 import tempfile
 
-from benchutil import GPT_LOSS, add_common_args, gpt_batch_inputs, median_time, mpirun_prefix
+from benchutil import GPT_LOSS, gpt_batch_inputs, median_time, mpirun_prefix, parse_gpt_step_args
 
 CASES = [  # name, compile flags, devices
     ("1 device", [], 1),
@@ -26,12 +25,7 @@ CASES = [  # name, compile flags, devices
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_args(ap)
-    ap.set_defaults(repeats=3)
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--batch", type=int, default=8)
-    a = ap.parse_args()
+    a = parse_gpt_step_args(__doc__)
     shardc = os.path.join(a.build, "bin", "shardc")
     mpi = mpirun_prefix()
     d = GPT_LOSS
