@@ -122,8 +122,7 @@ private:
       operandTypes.push_back(v->type());
     for (size_t r = 0; r < op.numResults(); ++r)
       resultTypes.push_back(op.result(r)->type());
-    return rules_
-        .emplace(&op, op.def().shardingRule(OpSig{operandTypes, op.attrs()}, resultTypes))
+    return rules_.emplace(&op, op.def().shardingRule(OpSig{operandTypes, op.attrs()}, resultTypes))
         .first->second;
   }
 

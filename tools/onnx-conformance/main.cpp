@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
   app.add_flag("--list-ops", listOps, "print the ONNX op types the importer maps, and exit");
   CLI11_PARSE(app, argc, argv);
   if (listOps) {
-    for (const std::string& op : supportedOnnxOps()) std::cout << op << "\n";
+    for (const std::string& op : supportedOnnxOps())
+      std::cout << op << "\n";
     return 0;
   }
   if (!fs::is_directory(data)) {
