@@ -1,5 +1,7 @@
 #include "shardc/ir/Tensor.h"
 
+#include <cstring>
+
 #include <bit>
 #include <cassert>
 #include <cmath>
@@ -187,6 +189,22 @@ Tensor Tensor::fromInts(TensorType type, const std::vector<int64_t>& values) {
 
 bool Tensor::identical(const Tensor& other) const {
   return type_ == other.type_ && bytes_ == other.bytes_;
+}
+
+void copyAlong(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt, int64_t dim,
+               int64_t len) {
+  const Shape& s = src.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    outer *= s[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(dim) + 1; i < s.size(); ++i)
+    inner *= s[i];
+  int64_t sn = s[static_cast<size_t>(dim)], dn = dst.shape()[static_cast<size_t>(dim)];
+  size_t es = dtypeSize(src.dtype()), run = static_cast<size_t>(len * inner) * es;
+  if (run == 0) return;
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst.data() + static_cast<size_t>((o * dn + dstAt) * inner) * es,
+                src.data() + static_cast<size_t>((o * sn + srcAt) * inner) * es, run);
 }
 
 } // namespace shardc

@@ -248,24 +248,6 @@ void registerSlice(OpRegistry& r) {
   r.add(std::move(d));
 }
 
-// Copies `len` positions along `axis`: src[..., srcAt + j, ...] -> dst[..., dstAt + j, ...].
-// src and dst agree in every dim before `axis` and after it.
-void copyAlongAxis(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt, int64_t axis,
-                   int64_t len) {
-  const Shape& s = src.shape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i)
-    outer *= s[static_cast<size_t>(i)];
-  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i)
-    inner *= s[i];
-  int64_t sn = s[static_cast<size_t>(axis)], dn = dst.shape()[static_cast<size_t>(axis)];
-  size_t es = dtypeSize(src.dtype()), chunk = static_cast<size_t>(len * inner) * es;
-  if (chunk == 0) return;
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst.data() + static_cast<size_t>((o * dn + dstAt) * inner) * es,
-                src.data() + static_cast<size_t>((o * sn + srcAt) * inner) * es, chunk);
-}
-
 // Concat and split: every dim but `axis` is shared; along `axis` each tensor needs
 // replication (pieces of one dimension land at different offsets). Equal pieces are the
 // exception: the whole dim is [c, w] (c pieces, needing replication, of w shared with every
@@ -338,7 +320,7 @@ void registerConcat(OpRegistry& r) {
     int64_t at = 0;
     for (const Tensor* in : a.inputs) {
       int64_t len = in->shape()[static_cast<size_t>(axis)];
-      copyAlongAxis(*in, 0, out, at, axis, len);
+      copyAlong(*in, 0, out, at, axis, len);
       at += len;
     }
     return std::vector<Tensor>{std::move(out)};
@@ -400,7 +382,7 @@ void registerSplit(OpRegistry& r) {
     for (const TensorType& t : a.resultTypes) {
       Tensor part(t);
       int64_t len = t.shape[static_cast<size_t>(axis)];
-      copyAlongAxis(x, at, part, 0, axis, len);
+      copyAlong(x, at, part, 0, axis, len);
       at += len;
       outs.push_back(std::move(part));
     }

@@ -37,23 +37,6 @@ int64_t checkSplit(const Tensor& x, int64_t dim, int64_t n) {
   return d;
 }
 
-// Copies `len` positions along `dim`: src[..., srcAt + j, ...] -> dst[..., dstAt + j, ...].
-void copyAlong(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt, int64_t dim,
-               int64_t len) {
-  const Shape& s = src.shape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < dim; ++i)
-    outer *= s[static_cast<size_t>(i)];
-  for (size_t i = static_cast<size_t>(dim) + 1; i < s.size(); ++i)
-    inner *= s[i];
-  int64_t sn = s[static_cast<size_t>(dim)], dn = dst.shape()[static_cast<size_t>(dim)];
-  size_t es = dtypeSize(src.dtype()), run = static_cast<size_t>(len * inner) * es;
-  if (run == 0) return;
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst.data() + static_cast<size_t>((o * dn + dstAt) * inner) * es,
-                src.data() + static_cast<size_t>((o * sn + srcAt) * inner) * es, run);
-}
-
 // Piece `index` of `n` equal pieces of `x` along `dim`.
 Tensor piece(const Tensor& x, int64_t dim, int64_t index, int64_t n) {
   TensorType t = x.type();

@@ -46,6 +46,12 @@ private:
   std::vector<uint8_t> bytes_;
 };
 
+// Copies `len` positions along dimension `dim`: src[..., srcAt + j, ...] -> dst[..., dstAt +
+// j, ...]; src and dst agree in every other dimension. Concat, split and the collectives
+// move slices with it.
+void copyAlong(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt, int64_t dim,
+               int64_t len);
+
 // IEEE half and bfloat16 conversions, round to nearest even.
 uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
