@@ -25,10 +25,11 @@ def layer_names(i):
 def weight_shapes(a):
     """Every parameter's shape, in argument order (bench/ plans shapes without weights)."""
     D, V, T = a.dim, a.vocab, a.seq
+    F = getattr(a, "ffn", 0) or 4 * D
     shapes = {"wte": (V, D), "wpe": (T, D)}
     for i in range(a.layers):
-        per_layer = [(D,), (D,), (D, 3 * D), (3 * D,), (D, D), (D,), (D,), (D,), (D, 4 * D),
-                     (4 * D,), (4 * D, D), (D,)]
+        per_layer = [(D,), (D,), (D, 3 * D), (3 * D,), (D, D), (D,), (D,), (D,), (D, F),
+                     (F,), (F, D), (D,)]
         shapes.update(zip(layer_names(i), per_layer))
     shapes["lnf.w"] = (D,)
     shapes["lnf.b"] = (D,)
@@ -75,6 +76,7 @@ def reference(a, w, ids):
 def emit_ir(a, w):
     B, T, D, H, V = a.batch, a.seq, a.dim, a.heads, a.vocab
     hd = D // H
+    F = w["h0.fc.w"].shape[1] if a.layers else 4 * D
     f = lambda *s: "f32[" + ",".join(str(d) for d in s) + "]"
     args = [f"input %ids: i64[{B},{T}]"] + [
         f"param %\"{n}\": {f(*w[n].shape)}" for n in w]
@@ -114,9 +116,9 @@ def emit_ir(a, w):
         e(f"  {v('o')} = add({v('o0')}, {p('proj.b')}) : {f(B, T, D)}")
         e(f"  {v('x1')} = add({x}, {v('o')}) : {f(B, T, D)}")
         e(f"  {v('h2')} = layer_norm({v('x1')}, {p('ln2.w')}, {p('ln2.b')}) {{axis = -1, epsilon = 1.0e-05}} : {f(B, T, D)}")
-        e(f"  {v('f0')} = matmul({v('h2')}, {p('fc.w')}) : {f(B, T, 4 * D)}")
-        e(f"  {v('f')} = add({v('f0')}, {p('fc.b')}) : {f(B, T, 4 * D)}")
-        e(f"  {v('g')} = gelu({v('f')}) {{approximate = \"tanh\"}} : {f(B, T, 4 * D)}")
+        e(f"  {v('f0')} = matmul({v('h2')}, {p('fc.w')}) : {f(B, T, F)}")
+        e(f"  {v('f')} = add({v('f0')}, {p('fc.b')}) : {f(B, T, F)}")
+        e(f"  {v('g')} = gelu({v('f')}) {{approximate = \"tanh\"}} : {f(B, T, F)}")
         e(f"  {v('m0')} = matmul({v('g')}, {p('fc2.w')}) : {f(B, T, D)}")
         e(f"  {v('m')} = add({v('m0')}, {p('fc2.b')}) : {f(B, T, D)}")
         e(f"  {v('x2')} = add({v('x1')}, {v('m')}) : {f(B, T, D)}")

@@ -6,6 +6,8 @@
 #include "shardc/sharding/Plan.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <set>
 #include <unordered_map>
 
 namespace shardc {
@@ -57,11 +59,55 @@ std::string describe(const Op& op, size_t tensor) {
   return op.name() + " " + who + " (" + from + ")";
 }
 
+// A function's ops in program order with their rules, and an index for every value: made
+// once, shared by every run over the function.
+struct FunctionIndex {
+  struct OpEntry {
+    const Op* op;
+    ShardingRule rule;
+    bool reduction; // has reduction factors: waits for the pass-through ops (priority 2)
+  };
+  std::vector<OpEntry> ops;
+  std::unordered_map<const Op*, size_t> opIndex;
+  std::unordered_map<const Value*, size_t> valueIndex;
+  std::vector<std::pair<const Value*, const Value*>> ties; // (argument, its updated result)
+
+  explicit FunctionIndex(const Function& f) {
+    for (size_t i = 0; i < f.numArguments(); ++i)
+      valueIndex.emplace(f.argument(i), valueIndex.size());
+    for (const auto& op : f.ops()) {
+      std::vector<TensorType> operandTypes, resultTypes;
+      for (Value* v : op->operands())
+        operandTypes.push_back(v->type());
+      for (size_t r = 0; r < op->numResults(); ++r) {
+        resultTypes.push_back(op->result(r)->type());
+        valueIndex.emplace(op->result(r), valueIndex.size());
+      }
+      ShardingRule rule = op->def().shardingRule(OpSig{operandTypes, op->attrs()}, resultTypes);
+      bool reduction =
+          std::count(rule.factorKinds.begin(), rule.factorKinds.end(), FactorKind::Reduction) > 0;
+      opIndex.emplace(op.get(), ops.size());
+      ops.push_back({op.get(), std::move(rule), reduction});
+    }
+    for (const FuncResult& r : f.results())
+      if (r.tiedArg >= 0) ties.push_back({f.argument(static_cast<size_t>(r.tiedArg)), r.value});
+  }
+};
+
+// One propagation run over a plan. The forward and backward sweeps visit only the ops one of
+// whose tensors changed since their last visit (held in two ordered sets, pass-through ops
+// and ops with reductions): skipping the others changes nothing, as a visit depends only on
+// the op's tensors. An op a visit makes stale further along the sweep is visited in the same
+// sweep, one behind it in the next.
 class Propagator {
 public:
-  Propagator(const Function& f, ShardingPlan& plan) : f_(f), plan_(plan) {}
+  Propagator(const Function& f, const FunctionIndex& index, ShardingPlan& plan)
+      : f_(f), index_(index), plan_(plan), changedAt_(index.valueIndex.size(), 0),
+        tieCheckedAt_(index.ties.size(), 0) {}
 
-  void run() {
+  void run(const std::vector<const Value*>& seeds) {
+    for (const Value* v : seeds)
+      touched(v);
     for (;;) {
       while (sweep(false)) {
       }
@@ -80,14 +126,56 @@ private:
       plan_.set(v, TensorSharding::replicated(v->type().rank()), {OriginKind::Default, ""});
   }
 
+  // `v` changed: the ops that use or define it are stale.
+  void touched(const Value* v) {
+    changedAt_[index_.valueIndex.at(v)] = ++clock_;
+    auto mark = [&](const Op* op) {
+      size_t i = index_.opIndex.at(op);
+      (index_.ops[i].reduction ? staleReductions_ : stalePassThrough_).insert(i);
+    };
+    if (const Op* def = v->definingOp()) mark(def);
+    for (const Use& u : v->uses())
+      if (u.user) mark(u.user);
+  }
+
+  // The next stale op after `cursor` in sweep direction; SIZE_MAX when none.
+  size_t next(size_t cursor, bool forward, bool withReductions) const {
+    size_t best = SIZE_MAX;
+    for (const std::set<size_t>* set : {&stalePassThrough_, &staleReductions_}) {
+      if (set == &staleReductions_ && !withReductions) continue;
+      size_t cand = SIZE_MAX;
+      if (forward) {
+        auto it = cursor == SIZE_MAX ? set->begin() : set->upper_bound(cursor);
+        if (it != set->end()) cand = *it;
+        if (cand != SIZE_MAX && (best == SIZE_MAX || cand < best)) best = cand;
+      } else {
+        auto it = cursor == SIZE_MAX ? set->end() : set->lower_bound(cursor);
+        if (it != set->begin()) cand = *std::prev(it);
+        if (cand != SIZE_MAX && (best == SIZE_MAX || cand > best)) best = cand;
+      }
+    }
+    return best;
+  }
+
   bool sweep(bool withReductions) {
     bool changed = false;
-    for (const auto& op : f_.ops())
-      changed |= propagateOp(*op, withReductions);
-    for (auto it = f_.ops().rbegin(); it != f_.ops().rend(); ++it)
-      changed |= propagateOp(**it, withReductions);
-    for (const FuncResult& r : f_.results())
-      if (r.tiedArg >= 0) changed |= tie(f_.argument(static_cast<size_t>(r.tiedArg)), r.value);
+    for (bool forward : {true, false}) {
+      for (size_t i = next(SIZE_MAX, forward, withReductions); i != SIZE_MAX;
+           i = next(i, forward, withReductions)) {
+        const FunctionIndex::OpEntry& e = index_.ops[i];
+        (e.reduction ? staleReductions_ : stalePassThrough_).erase(i);
+        changed |= propagateOp(*e.op, e.rule);
+      }
+    }
+    for (size_t t = 0; t < index_.ties.size(); ++t) {
+      auto [arg, result] = index_.ties[t];
+      uint64_t last = tieCheckedAt_[t];
+      if (changedAt_[index_.valueIndex.at(arg)] <= last &&
+          changedAt_[index_.valueIndex.at(result)] <= last)
+        continue;
+      tieCheckedAt_[t] = clock_;
+      changed |= tie(arg, result);
+    }
     return changed;
   }
 
@@ -110,31 +198,15 @@ private:
     TensorSharding next = cur ? merge(cur->sharding, proposed) : proposed;
     if (cur ? next == cur->sharding : next.isReplicated()) return false;
     plan_.set(v, std::move(next), std::move(origin));
+    touched(v);
     return true;
   }
 
-  // Each op's rule, made once: the sweeps visit every op many times.
-  const ShardingRule& ruleOf(const Op& op) {
-    auto it = rules_.find(&op);
-    if (it != rules_.end()) return it->second;
-    std::vector<TensorType> operandTypes, resultTypes;
-    for (Value* v : op.operands())
-      operandTypes.push_back(v->type());
-    for (size_t r = 0; r < op.numResults(); ++r)
-      resultTypes.push_back(op.result(r)->type());
-    return rules_.emplace(&op, op.def().shardingRule(OpSig{operandTypes, op.attrs()}, resultTypes))
-        .first->second;
-  }
-
-  bool propagateOp(const Op& op, bool withReductions) {
+  bool propagateOp(const Op& op, const ShardingRule& rule) {
     std::vector<const Value*> tensors(op.operands().begin(), op.operands().end());
     for (size_t r = 0; r < op.numResults(); ++r)
       tensors.push_back(op.result(r));
-    const ShardingRule& rule = ruleOf(op);
     size_t nf = rule.factorSizes.size();
-    if (!withReductions &&
-        std::count(rule.factorKinds.begin(), rule.factorKinds.end(), FactorKind::Reduction))
-      return false;
     auto dimsOf = [&](size_t t) -> const ShardingRule::Dims& {
       return t < op.numOperands() ? rule.operands[t] : rule.results[t - op.numOperands()];
     };
@@ -197,14 +269,41 @@ private:
   }
 
   const Function& f_;
+  const FunctionIndex& index_;
   ShardingPlan& plan_;
-  std::unordered_map<const Op*, ShardingRule> rules_;
+  std::vector<uint64_t> changedAt_; // by value index: clock tick of the last change
+  std::vector<uint64_t> tieCheckedAt_;
+  std::set<size_t> stalePassThrough_, staleReductions_; // op indices
+  uint64_t clock_ = 0;
 };
 
 } // namespace
 
+struct ShardingPropagator::Impl {
+  const Function& f;
+  FunctionIndex index;
+};
+
+ShardingPropagator::ShardingPropagator(const Function& f) : impl_(new Impl{f, FunctionIndex(f)}) {}
+ShardingPropagator::~ShardingPropagator() = default;
+
+void ShardingPropagator::propagate(ShardingPlan& plan) {
+  std::vector<const Value*> seeds;
+  for (size_t i = 0; i < impl_->f.numArguments(); ++i)
+    if (plan.find(impl_->f.argument(i))) seeds.push_back(impl_->f.argument(i));
+  for (const auto& op : impl_->f.ops())
+    for (size_t r = 0; r < op->numResults(); ++r)
+      if (plan.find(op->result(r))) seeds.push_back(op->result(r));
+  Propagator(impl_->f, impl_->index, plan).run(seeds);
+}
+
+void ShardingPropagator::propagateFrom(ShardingPlan& plan,
+                                       const std::vector<const Value*>& changed) {
+  Propagator(impl_->f, impl_->index, plan).run(changed);
+}
+
 void propagateShardings(const Function& f, ShardingPlan& plan) {
-  Propagator(f, plan).run();
+  ShardingPropagator(f).propagate(plan);
 }
 
 } // namespace shardc

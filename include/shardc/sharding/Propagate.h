@@ -16,12 +16,43 @@
 // ends. A value no decision reaches is replicated (OriginKind::Default). Conflicts left over
 // become reshards in the SPMD lowering. A result tied to an argument (updated state)
 // propagates to and from that argument.
+//
+// Ops are swept forward then backward; an op none of whose tensors changed since its last
+// visit is skipped (visiting it again could not change anything), so a sweep costs little
+// where nothing moves.
 #pragma once
+
+#include <memory>
+#include <vector>
 
 namespace shardc {
 class Function;
 class ShardingPlan;
+class Value;
 
+// Propagation over one function, reusable: it keeps each op's sharding rule between runs
+// (the search and the Megatron tactic propagate the same function many times).
+class ShardingPropagator {
+public:
+  explicit ShardingPropagator(const Function& f);
+  ~ShardingPropagator();
+  ShardingPropagator(const ShardingPropagator&) = delete;
+  ShardingPropagator& operator=(const ShardingPropagator&) = delete;
+
+  // Infers every value's sharding from those in `plan`.
+  void propagate(ShardingPlan& plan);
+  // `plan` was propagated, then `changed` values were given new (fixed) shardings: continues
+  // from there, revisiting only what they reach. This takes decisions one after another (an
+  // earlier decision's inferred shardings stay), which can differ from propagating all the
+  // fixed shardings at once where decisions conflict.
+  void propagateFrom(ShardingPlan& plan, const std::vector<const Value*>& changed);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One-shot ShardingPropagator(f).propagate(plan).
 void propagateShardings(const Function& f, ShardingPlan& plan);
 
 } // namespace shardc
