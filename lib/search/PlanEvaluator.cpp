@@ -5,6 +5,7 @@
 #include "shardc/sharding/Propagate.h"
 #include "shardc/sharding/SpmdLowering.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/Stopwatch.h"
 
 #include <cstdio>
 
@@ -27,26 +28,37 @@ std::string PlanEvaluator::key(const ShardingPlan& fixed) const {
   return k;
 }
 
-PlanCost PlanEvaluator::evaluate(const ShardingPlan& fixed, const ShardingPlan& propagated) {
-  std::string k = key(fixed);
-  if (auto it = cache_.find(k); it != cache_.end()) return it->second;
+PlanCost PlanEvaluator::lowerAndCost(const ShardingPlan& propagated) {
   PlanCost c;
   try {
+    Stopwatch lowering(times_.lowering);
     SpmdProgram program = lowerToSpmd(f_, propagated);
+    lowering.stop();
+    Stopwatch costing(times_.costModel);
     CostReport r = model_.evaluate(program.function(), program.mesh);
     c = {true, r.fits(), r.stepSeconds, r.memory.peak()};
     if (smallestPeak_ == 0 || c.peakBytes < smallestPeak_) smallestPeak_ = c.peakBytes;
   } catch (const Error&) {
     // A plan the lowering refuses is no candidate; the search moves on.
   }
-  return cache_[k] = c;
+  return c;
+}
+
+PlanCost PlanEvaluator::evaluateState(const ShardingPlan& fixed, const ShardingPlan& propagated) {
+  std::string k = key(fixed);
+  if (auto it = stateCache_.find(k); it != stateCache_.end()) return it->second;
+  return stateCache_[k] = lowerAndCost(propagated);
 }
 
 PlanCost PlanEvaluator::evaluate(const ShardingPlan& fixed) {
-  if (auto it = cache_.find(key(fixed)); it != cache_.end()) return it->second;
+  std::string k = key(fixed);
+  if (auto it = cache_.find(k); it != cache_.end()) return it->second;
   ShardingPlan propagated = fixed;
-  propagateShardings(f_, propagated);
-  return evaluate(fixed, propagated);
+  {
+    Stopwatch w(times_.propagation);
+    propagator_.propagate(propagated);
+  }
+  return cache_[k] = lowerAndCost(propagated);
 }
 
 } // namespace shardc

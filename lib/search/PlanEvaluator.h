@@ -2,6 +2,7 @@
 #pragma once
 
 #include "shardc/search/Search.h"
+#include "shardc/sharding/Propagate.h"
 
 #include <map>
 #include <string>
@@ -10,22 +11,31 @@ namespace shardc {
 
 class PlanEvaluator {
 public:
-  PlanEvaluator(const Function& f, const CostModel& model) : f_(f), model_(model) {}
+  PlanEvaluator(const Function& f, const CostModel& model) : f_(f), model_(model), propagator_(f) {}
 
-  // `propagated` is `fixed` after propagation.
-  PlanCost evaluate(const ShardingPlan& fixed, const ShardingPlan& propagated);
+  // `propagated` is `fixed` after the search's step-by-step propagation (decisions taken one
+  // after another); cached by `fixed`.
+  PlanCost evaluateState(const ShardingPlan& fixed, const ShardingPlan& propagated);
+  // `fixed` propagated all at once, as the compile will: what the chosen plan really costs.
   PlanCost evaluate(const ShardingPlan& fixed);
-  int64_t evaluations() const { return static_cast<int64_t>(cache_.size()); }
+  int64_t evaluations() const { return static_cast<int64_t>(stateCache_.size() + cache_.size()); }
   // The least peak memory of the valid plans evaluated (0: none).
   int64_t smallestPeak() const { return smallestPeak_; }
+  SearchTimes& times() { return times_; }
+  ShardingPropagator& propagator() { return propagator_; }
+
+  // The fixed argument shardings of `fixed`, as a cache key.
+  std::string key(const ShardingPlan& fixed) const;
 
 private:
-  std::string key(const ShardingPlan& fixed) const;
+  PlanCost lowerAndCost(const ShardingPlan& propagated);
 
   const Function& f_;
   const CostModel& model_;
-  std::map<std::string, PlanCost> cache_;
+  ShardingPropagator propagator_;
+  std::map<std::string, PlanCost> stateCache_, cache_;
   int64_t smallestPeak_ = 0;
+  SearchTimes times_;
 };
 
 } // namespace shardc

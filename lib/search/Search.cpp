@@ -6,6 +6,7 @@
 #include "shardc/cost/CostModel.h"
 #include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/Stopwatch.h"
 
 #include <cstdio>
 #include <functional>
@@ -13,25 +14,30 @@
 namespace shardc {
 namespace {
 
-struct Enumerated {
-  std::optional<SearchState> best;
-  PlanCost cost;
-};
-
-// Every complete plan of the space, depth first.
-Enumerated enumerate(const SearchSpace& space, const SearchState& root, PlanEvaluator& ev) {
-  Enumerated e;
+// Every complete plan of the space, depth first; the cheapest few.
+Leaderboard enumerate(const SearchSpace& space, const SearchState& root, PlanEvaluator& ev) {
+  Leaderboard best(4);
   std::function<void(const SearchState&)> visit = [&](const SearchState& s) {
     if (!s.terminal()) {
       for (const Action& a : space.actions(s))
         visit(space.apply(s, a));
       return;
     }
-    PlanCost c = ev.evaluate(s.plan, s.propagated);
-    if (c.feasible && (!e.best || c.stepSeconds < e.cost.stepSeconds)) e.best = s, e.cost = c;
+    best.offer(ev.key(s.plan), s, ev.evaluateState(s.plan, s.propagated));
   };
   visit(root);
-  return e;
+  return best;
+}
+
+// The candidates' plans propagated all at once, as the compile will: the cheapest of them.
+std::optional<Leaderboard::Entry> rescore(const Leaderboard& candidates, PlanEvaluator& ev) {
+  std::optional<Leaderboard::Entry> best;
+  for (const Leaderboard::Entry& e : candidates.entries()) {
+    PlanCost c = ev.evaluate(e.state.plan);
+    if (c.feasible && (!best || c.stepSeconds < best->cost.stepSeconds))
+      best = Leaderboard::Entry{e.key, e.state, c};
+  }
+  return best;
 }
 
 bool cheaper(const PlanCost& c, const SearchResult& r) {
@@ -65,6 +71,12 @@ std::vector<std::string> SearchResult::reportLines() const {
     out.push_back("  decision " + std::to_string(i + 1) + ": " + decisions[i]);
   for (const std::string& split : searchSplits)
     out.push_back("  search plan splits " + split);
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "  time %.2f s: baselines %.2f s; search propagation %.2f s, lowering %.2f s, "
+                "cost model %.2f s",
+                times.total, times.baselines, times.propagation, times.lowering, times.costModel);
+  out.push_back(buf);
   out.push_back("auto-partition chose " + source + ": " + cost.str());
   return out;
 }
@@ -72,11 +84,16 @@ std::vector<std::string> SearchResult::reportLines() const {
 SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const CostModel& model,
                              const SearchParams& params) {
   SearchResult r;
+  Stopwatch total(r.times.total);
   r.groups = groupArguments(f, fixed, params.signatureDepth);
-  SearchSpace space(f, r.groups);
   PlanEvaluator evaluator(f, model);
+  SearchSpace space(f, r.groups, evaluator.propagator(), evaluator.times().propagation);
   std::vector<Baseline> baselines;
-  if (params.baselines) baselines = evaluateBaselines(f, fixed, evaluator);
+  if (params.baselines) {
+    Stopwatch w(r.times.baselines);
+    baselines = evaluateBaselines(f, fixed, evaluator);
+  }
+  evaluator.times() = {}; // from here on: the search's own
   double reference = 0;
   for (const Baseline& b : baselines) {
     r.baselines.push_back(b.cost);
@@ -87,28 +104,30 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   SearchState root = space.root(fixed);
   TreeSearchResult tree = runTreeSearch(space, root, evaluator, params, reference);
   r.episodes = tree.episodes;
-  r.searchCost = tree.cost;
   r.plan = fixed;
-  if (tree.best) {
-    r.plan = tree.best->plan;
-    r.cost = tree.cost;
+  if (std::optional<Leaderboard::Entry> best = rescore(tree.best, evaluator)) {
+    r.plan = best->state.plan;
+    r.cost = r.searchCost = best->cost;
     r.source = "search";
-    r.decisions = tree.best->decisions;
+    r.decisions = best->state.decisions;
     for (size_t i = 0; i < f.numArguments(); ++i) {
       const Value* a = f.argument(i);
-      TensorSharding split = tree.best->propagated.shardingOf(a);
+      TensorSharding split = best->state.propagated.shardingOf(a);
       if (!split.isReplicated()) r.searchSplits.push_back(a->name() + ": " + split.str());
     }
   }
   if (space.leafBound(fixed, params.exhaustiveLimit) <= params.exhaustiveLimit) {
-    Enumerated e = enumerate(space, root, evaluator);
-    r.exhaustive = e.cost;
-    if (e.best && cheaper(e.cost, r))
-      r.plan = e.best->plan, r.cost = e.cost, r.source = "exhaustive";
+    std::optional<Leaderboard::Entry> e = rescore(enumerate(space, root, evaluator), evaluator);
+    r.exhaustive = e ? e->cost : PlanCost{};
+    if (e && cheaper(e->cost, r)) r.plan = e->state.plan, r.cost = e->cost, r.source = "exhaustive";
   }
   for (Baseline& b : baselines)
     if (cheaper(b.cost.cost, r))
       r.plan = std::move(b.plan), r.cost = b.cost.cost, r.source = "baseline " + b.cost.name;
+  const SearchTimes& t = evaluator.times();
+  r.times.propagation = t.propagation;
+  r.times.lowering = t.lowering;
+  r.times.costModel = t.costModel;
   r.evaluations = evaluator.evaluations();
   if (!r.cost.feasible) {
     char buf[200];
@@ -119,6 +138,7 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
                   model.target().memoryCapacity / 1e6);
     throw Error(buf);
   }
+  total.stop();
   return r;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "shardc/search/Search.h"
+#include "shardc/sharding/Propagate.h"
 
 #include <string>
 #include <vector>
@@ -12,11 +13,15 @@ namespace shardc {
 struct Action {
   int64_t dim = -1; // -1: keep the group replicated
   std::string axis;
+  int64_t chunks = 1; // > 1: split each of that many equal pieces of the dimension
 };
 
 struct SearchState {
-  ShardingPlan plan;            // the fixed shardings only (the user's and the decisions)
-  ShardingPlan propagated;      // `plan` after propagation
+  ShardingPlan plan; // the fixed shardings only (the user's and the decisions)
+  // `plan` propagated one decision after another: each action's propagation continues from
+  // its parent's (as Automap's actions rewrite the program in turn), so a step costs what the
+  // decision reaches, not the whole program.
+  ShardingPlan propagated;
   std::vector<size_t> worklist; // open groups, head first
   std::vector<std::string> decisions;
   bool terminal() const { return worklist.empty(); }
@@ -24,14 +29,17 @@ struct SearchState {
 
 class SearchSpace {
 public:
-  SearchSpace(const Function& f, std::vector<ArgumentGroup> groups)
-      : f_(f), groups_(std::move(groups)) {}
+  SearchSpace(const Function& f, std::vector<ArgumentGroup> groups, ShardingPropagator& propagator,
+              double& propagationSeconds)
+      : f_(f), groups_(std::move(groups)), propagator_(propagator),
+        propagationSeconds_(propagationSeconds) {}
 
   const Function& function() const { return f_; }
   const std::vector<ArgumentGroup>& groups() const { return groups_; }
   SearchState root(const ShardingPlan& fixed) const;
-  // The actions on the head group: each dimension that divides by each mesh axis, then
-  // replicated. Empty for a terminal state.
+  // The actions on the head group: each dimension that divides by each mesh axis (and, for
+  // the output columns of a fused projection, the same split per piece), then replicated.
+  // Empty for a terminal state.
   std::vector<Action> actions(const SearchState& s) const;
   SearchState apply(const SearchState& s, const Action& a) const;
   // How many complete plans the space holds at most (the product of the action counts),
@@ -45,6 +53,8 @@ private:
 
   const Function& f_;
   std::vector<ArgumentGroup> groups_;
+  ShardingPropagator& propagator_;
+  double& propagationSeconds_;
 };
 
 } // namespace shardc

@@ -1,5 +1,6 @@
 #include "TreeSearch.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -47,6 +48,17 @@ Node* selectChild(Node& n, double c) {
 
 } // namespace
 
+void Leaderboard::offer(const std::string& key, const SearchState& s, const PlanCost& c) {
+  if (!c.feasible) return;
+  for (const Entry& e : entries_)
+    if (e.key == key) return;
+  auto at = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const Entry& e) { return c.stepSeconds < e.cost.stepSeconds; });
+  if (static_cast<size_t>(at - entries_.begin()) >= capacity_) return;
+  entries_.insert(at, {key, s, c});
+  if (entries_.size() > capacity_) entries_.pop_back();
+}
+
 TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root,
                                PlanEvaluator& evaluator, const SearchParams& params,
                                double referenceSeconds) {
@@ -84,13 +96,10 @@ TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root
       std::vector<Action> actions = space.actions(s);
       s = space.apply(s, actions[pick(actions.size())]);
     }
-    PlanCost c = evaluator.evaluate(s.plan, s.propagated);
+    PlanCost c = evaluator.evaluateState(s.plan, s.propagated);
     if (c.feasible && referenceSeconds <= 0) referenceSeconds = c.stepSeconds;
     double reward = c.feasible ? referenceSeconds / c.stepSeconds : 0;
-    if (c.feasible && (!r.best || c.stepSeconds < r.cost.stepSeconds)) {
-      r.best = s;
-      r.cost = c;
-    }
+    r.best.offer(evaluator.key(s.plan), s, c);
     for (auto it = path.rbegin(); it != path.rend(); ++it) {
       (*it)->visits += 1;
       (*it)->total += reward;
@@ -101,7 +110,8 @@ TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root
       std::fprintf(stderr, "auto-partition: %lld episodes, %lld plans evaluated, best %s\n",
                    static_cast<long long>(r.episodes),
                    static_cast<long long>(evaluator.evaluations()),
-                   r.best ? r.cost.str().c_str() : "none feasible yet");
+                   r.best.entries().empty() ? "none feasible yet"
+                                            : r.best.entries().front().cost.str().c_str());
   }
   return r;
 }

@@ -7,13 +7,30 @@
 #include "PlanEvaluator.h"
 #include "SearchSpace.h"
 
-#include <optional>
+#include <string>
+#include <vector>
 
 namespace shardc {
 
+// The cheapest distinct feasible plans seen, cheapest first, at most `capacity`.
+class Leaderboard {
+public:
+  explicit Leaderboard(size_t capacity) : capacity_(capacity) {}
+  void offer(const std::string& key, const SearchState& s, const PlanCost& c);
+  struct Entry {
+    std::string key;
+    SearchState state;
+    PlanCost cost;
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
+
+private:
+  size_t capacity_;
+  std::vector<Entry> entries_;
+};
+
 struct TreeSearchResult {
-  std::optional<SearchState> best; // the cheapest feasible plan seen
-  PlanCost cost;
+  Leaderboard best{4}; // by the step-by-step propagation's cost
   int64_t episodes = 0;
 };
 

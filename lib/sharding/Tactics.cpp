@@ -24,10 +24,14 @@ void replicateRest(const Function& f, ShardingPlan& plan, ArgKind kind, const st
       fix(plan, f.argument(i), TensorSharding::replicated(f.argument(i)->type().rank()), tactic);
 }
 
-// `plan` with every parameter and input not yet decided fixed whole: what the tactic's trial
-// propagations assume, so that only its own decisions travel.
-ShardingPlan undecidedReplicated(const Function& f, const ShardingPlan& plan) {
-  ShardingPlan p = plan;
+// The arguments of `plan` alone, with every parameter and input not yet decided fixed whole:
+// where the tactic's trials start, so that only the trial's own decision travels (and only
+// as far as it reaches, which keeps a trial cheap on a big program).
+ShardingPlan trialBase(const Function& f, const ShardingPlan& plan) {
+  ShardingPlan p(plan.mesh());
+  for (size_t i = 0; i < f.numArguments(); ++i)
+    if (const ValueSharding* s = plan.find(f.argument(i)))
+      p.set(f.argument(i), s->sharding, s->origin);
   replicateRest(f, p, ArgKind::Param, "trial");
   replicateRest(f, p, ArgKind::Input, "trial");
   return p;
@@ -76,6 +80,21 @@ bool lastDimUses(const TensorSharding& s, const std::string& axis) {
 
 } // namespace
 
+int64_t fusedOutputPieces(const Value* param) {
+  if (!param->isArgument() || param->argKind() != ArgKind::Param) return 1;
+  for (const Use& u : param->uses()) {
+    if (!u.user) continue;
+    if (paramWeight(*u.user) == param && u.index == 1) return equalPieces(*u.user);
+    if (u.user->name() != "add" || param->type().rank() != 1) continue;
+    const Value* other = u.user->operand(u.index == 0 ? 1 : 0);
+    const Op* matmul = other->definingOp();
+    const Op* add = nullptr;
+    if (matmul && paramWeight(*matmul) && biasOf(*matmul, &add) == param)
+      return equalPieces(*matmul);
+  }
+  return 1;
+}
+
 void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string& axis) {
   int64_t n = plan.mesh().axisSize(axis);
   for (size_t i = 0; i < f.numArguments(); ++i) {
@@ -95,6 +114,7 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
 void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis) {
   int64_t n = plan.mesh().axisSize(axis);
   const std::string tactic = "tensor-parallel weight";
+  ShardingPropagator propagator(f);
   for (const auto& op : f.ops()) {
     const Value* w = paramWeight(*op);
     if (!w || isFixed(plan, w)) continue;
@@ -103,17 +123,18 @@ void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axi
     TensorSharding column = TensorSharding::replicated(2);
     column.dims[1] = {axis};
     column.setChunks(1, pieces);
-    ShardingPlan trial = plan;
-    fix(trial, w, column, tactic);
+    ShardingPlan trial = trialBase(f, plan);
+    std::vector<const Value*> seeds{w};
+    trial.set(w, column, {OriginKind::Tactic, tactic});
     const Op* add = nullptr;
-    if (const Value* b = biasOf(*op, &add)) {
+    if (const Value* b = biasOf(*op, &add); b && !isFixed(plan, b)) {
       TensorSharding bs = TensorSharding::replicated(1);
       bs.dims[0] = {axis};
       bs.setChunks(0, pieces);
-      fix(trial, b, bs, tactic);
+      trial.set(b, bs, {OriginKind::Tactic, tactic});
+      seeds.push_back(b);
     }
-    trial = undecidedReplicated(f, trial);
-    propagateShardings(f, trial);
+    propagator.propagateFrom(trial, seeds);
     for (auto it = std::next(f.position(op.get())); it != f.ops().end(); ++it) {
       const Value* w2 = paramWeight(**it);
       if (!w2 || isFixed(plan, w2) || !lastDimUses(trial.shardingOf((*it)->operand(0)), axis))

@@ -62,6 +62,15 @@ struct BaselineCost {
   PlanCost cost;
 };
 
+// Where the search's time went, in seconds.
+struct SearchTimes {
+  double total = 0;
+  double baselines = 0;   // the expert tactics, their propagation and evaluation
+  double propagation = 0; // the tree search's and enumeration's propagations
+  double lowering = 0;    // SPMD lowering of every plan evaluated
+  double costModel = 0;
+};
+
 struct SearchResult {
   // The cheapest feasible plan found by the search, the baselines or the enumeration, with
   // only argument shardings set (unpropagated), so it can be propagated and lowered as usual.
@@ -76,6 +85,7 @@ struct SearchResult {
   std::optional<PlanCost> exhaustive; // the optimum over complete plans, when enumerated
   std::vector<ArgumentGroup> groups;
   int64_t episodes = 0, evaluations = 0;
+  SearchTimes times;
   // For the compile log: the groups, the baselines, the optimum, the decisions, the choice.
   std::vector<std::string> reportLines() const;
 };

@@ -3,11 +3,13 @@
 // arguments already fixed (by the user's strategy file) are never changed.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace shardc {
 class Function;
 class ShardingPlan;
+class Value;
 
 // Data parallelism over `axis`: every input's first dimension (the batch) is split (parameters
 // stay whole along `axis`; see replicateUnfixedParameters). Gradients then arrive as partial
@@ -22,6 +24,12 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
 // matmul's contracted dimension, which becomes row parallel. Attention heads follow by
 // propagation. A column candidate without a row partner (an LM head) stays whole.
 void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis);
+
+// How many equal pieces a parameter's output columns are cut into afterwards: for the weight
+// (operand 1) of a matmul, or the bias added to one, whose (biased) result is split into equal
+// pieces along its last dimension (a fused q|k|v projection: 3); 1 otherwise. Splitting such a
+// column dimension per piece ({model}:3) keeps each piece's heads on the same devices.
+int64_t fusedOutputPieces(const Value* param);
 
 // Fixes every parameter no decision has split as replicated: what the command-line tactics
 // mean for the parameters they leave alone (left open, propagation could split them).
