@@ -9,6 +9,9 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
+#include <cmath>
+#include <limits>
+
 namespace shardc {
 namespace {
 
@@ -22,6 +25,8 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
   if (o.tensorParallel.empty() != (o.nChips == 0))
     throw Error("--tensor-parallel batch|weight and --n-chips N go together");
   if (o.worldSize < 0 || o.nChips < 0) throw Error("-ws and --n-chips must be positive");
+  if (!o.autoPartition && (!o.searchBudget.empty() || o.searchSeed))
+    throw Error("--search-budget and --search-seed go with --auto-partition");
   if (o.autoPartition) {
     if (o.dataParallel || !o.tensorParallel.empty() || o.shardOptimizerState)
       throw Error("--auto-partition chooses the tactics itself; give --mesh AXIS=N,... (and "
@@ -63,6 +68,34 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
   return m;
 }
 
+// --search-budget: "200" episodes or "10s" (or "2.5s") of wall-clock time.
+SearchParams searchParams(const PartitionOptions& o) {
+  SearchParams p;
+  if (o.searchSeed) p.seed = *o.searchSeed;
+  const std::string& b = o.searchBudget;
+  if (b.empty()) return p;
+  bool seconds = b.back() == 's';
+  std::string number = seconds ? b.substr(0, b.size() - 1) : b;
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (number.empty() || used != number.size() || !(value > 0) || value > 1e12 ||
+      (!seconds && value != std::floor(value)))
+    throw Error("--search-budget: expected a number of episodes (200) or of seconds (10s), not '" +
+                b + "'");
+  if (seconds) {
+    p.seconds = value;
+    p.episodes = std::numeric_limits<int64_t>::max();
+  } else {
+    p.episodes = static_cast<int64_t>(value);
+  }
+  return p;
+}
+
 } // namespace
 
 PartitionSetup preparePartition(const PartitionOptions& o) {
@@ -86,8 +119,7 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
   }
   if (o.autoPartition) {
     auto model = makeAnalyticCostModel(target);
-    SearchParams params;
-    if (o.searchBudget > 0) params.episodes = o.searchBudget;
+    SearchParams params = searchParams(o);
     SearchResult r = searchPartition(f, p.plan, *model, params);
     for (const std::string& line : r.reportLines())
       log(line);

@@ -14,6 +14,11 @@ std::vector<Baseline> evaluateBaselines(const Function& f, const ShardingPlan& f
   if (data) kinds.push_back({true, false});
   if (model) kinds.push_back({false, true});
   if (data && model) kinds.push_back({true, true});
+  // The Megatron part is the same in every combination (it fixes parameters only, by where a
+  // column split propagates, which the batch and optimizer-state splits do not change):
+  // computed once, as the trials cost most of a baseline.
+  std::vector<TacticDecision> megatron;
+  if (model) megatron = megatronDecisions(f, fixed, "model");
   std::vector<Baseline> out;
   for (auto [dp, mp] : kinds)
     for (bool zero : {false, true}) {
@@ -23,7 +28,7 @@ std::vector<Baseline> evaluateBaselines(const Function& f, const ShardingPlan& f
       try {
         if (dp) applyDataParallel(f, b.plan, "data");
         if (zero) applyOptimizerStateSharding(f, b.plan, zeroAxis);
-        if (mp) applyMegatron(f, b.plan, "model");
+        if (mp) applyDecisions(b.plan, megatron, "tensor-parallel weight");
         replicateUnfixedParameters(f, b.plan);
         b.cost.cost = evaluator.evaluate(b.plan);
       } catch (const Error&) {

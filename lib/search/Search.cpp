@@ -8,11 +8,14 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/Stopwatch.h"
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 
 namespace shardc {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // Every complete plan of the space, depth first; the cheapest few.
 Leaderboard enumerate(const SearchSpace& space, const SearchState& root, PlanEvaluator& ev) {
@@ -84,6 +87,7 @@ std::vector<std::string> SearchResult::reportLines() const {
 SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const CostModel& model,
                              const SearchParams& params) {
   SearchResult r;
+  auto start = Clock::now();
   Stopwatch total(r.times.total);
   r.groups = groupArguments(f, fixed, params.signatureDepth);
   PlanEvaluator evaluator(f, model);
@@ -102,7 +106,13 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   }
 
   SearchState root = space.root(fixed);
-  TreeSearchResult tree = runTreeSearch(space, root, evaluator, params, reference);
+  // What is left of the time budget, less the final scoring of the best few plans (about
+  // one baseline's time each).
+  double perPlan =
+      baselines.empty() ? 0 : r.times.baselines / static_cast<double>(baselines.size());
+  double treeSeconds =
+      params.seconds - std::chrono::duration<double>(Clock::now() - start).count() - 5 * perPlan;
+  TreeSearchResult tree = runTreeSearch(space, root, evaluator, params, reference, treeSeconds);
   r.episodes = tree.episodes;
   r.plan = fixed;
   if (std::optional<Leaderboard::Entry> best = rescore(tree.best, evaluator)) {

@@ -61,16 +61,16 @@ void Leaderboard::offer(const std::string& key, const SearchState& s, const Plan
 
 TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root,
                                PlanEvaluator& evaluator, const SearchParams& params,
-                               double referenceSeconds) {
+                               double referenceSeconds, double seconds) {
   TreeSearchResult r;
   std::mt19937_64 rng(params.seed);
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
   auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] {
+  auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   Node top(space, root);
-  while (r.episodes < params.episodes && seconds() < params.seconds && !top.done) {
+  while (r.episodes < params.episodes && elapsed() < seconds && !top.done) {
     std::vector<Node*> path{&top};
     Node* n = &top;
     // Descend while every action of the node has been tried.

@@ -37,6 +37,6 @@ struct TreeSearchResult {
 // `referenceSeconds` scales rewards (the best baseline's step time); 0: the first feasible plan's.
 TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root,
                                PlanEvaluator& evaluator, const SearchParams& params,
-                               double referenceSeconds);
+                               double referenceSeconds, double seconds);
 
 } // namespace shardc

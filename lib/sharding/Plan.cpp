@@ -4,6 +4,21 @@
 
 namespace shardc {
 
+namespace {
+
+// "matmul %y (operand 1)".
+std::string describe(const Op& op, size_t tensor) {
+  std::string who = op.numResults() && !op.result(0)->name().empty()
+                        ? "%" + op.result(0)->name()
+                        : "at line " + std::to_string(op.loc().line);
+  std::string from = tensor < op.numOperands()
+                         ? "operand " + std::to_string(tensor)
+                         : "result " + std::to_string(tensor - op.numOperands());
+  return op.name() + " " + who + " (" + from + ")";
+}
+
+} // namespace
+
 std::string ShardingOrigin::str() const {
   switch (kind) {
   case OriginKind::User:
@@ -11,7 +26,7 @@ std::string ShardingOrigin::str() const {
   case OriginKind::Tactic:
     return "tactic " + detail;
   case OriginKind::Propagated:
-    return "propagated from " + detail;
+    return "propagated from " + (op ? describe(*op, tensor) : detail);
   case OriginKind::Default:
     break;
   }

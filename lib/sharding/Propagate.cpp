@@ -49,16 +49,6 @@ TensorSharding merge(const TensorSharding& cur, const TensorSharding& proposed) 
   return out;
 }
 
-std::string describe(const Op& op, size_t tensor) {
-  std::string who = op.numResults() && !op.result(0)->name().empty()
-                        ? "%" + op.result(0)->name()
-                        : "at line " + std::to_string(op.loc().line);
-  std::string from = tensor < op.numOperands()
-                         ? "operand " + std::to_string(tensor)
-                         : "result " + std::to_string(tensor - op.numOperands());
-  return op.name() + " " + who + " (" + from + ")";
-}
-
 // A function's ops in program order with their rules, and an index for every value: made
 // once, shared by every run over the function.
 struct FunctionIndex {
@@ -113,6 +103,10 @@ public:
       }
       if (!sweep(true)) break;
     }
+  }
+
+  // Replicated, for every value no decision reached.
+  void setDefaults() {
     for (size_t i = 0; i < f_.numArguments(); ++i)
       setDefault(f_.argument(i));
     for (const auto& op : f_.ops())
@@ -257,7 +251,7 @@ private:
             source = best[static_cast<size_t>(f)].tensor;
             break;
           }
-      changed |= offer(tensors[t], proposed, {OriginKind::Propagated, describe(op, source)});
+      changed |= offer(tensors[t], proposed, {OriginKind::Propagated, "", &op, source});
     }
     return changed;
   }
@@ -294,7 +288,9 @@ void ShardingPropagator::propagate(ShardingPlan& plan) {
   for (const auto& op : impl_->f.ops())
     for (size_t r = 0; r < op->numResults(); ++r)
       if (plan.find(op->result(r))) seeds.push_back(op->result(r));
-  Propagator(impl_->f, impl_->index, plan).run(seeds);
+  Propagator p(impl_->f, impl_->index, plan);
+  p.run(seeds);
+  p.setDefaults();
 }
 
 void ShardingPropagator::propagateFrom(ShardingPlan& plan,

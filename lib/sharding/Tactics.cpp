@@ -111,7 +111,15 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
   }
 }
 
-void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis) {
+std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingPlan& given,
+                                              const std::string& axis) {
+  ShardingPlan plan = given; // and the decisions so far, for later trials to see
+  std::vector<TacticDecision> out;
+  auto decide = [&](const Value* v, const TensorSharding& s) {
+    if (isFixed(plan, v)) return;
+    plan.set(v, s, {OriginKind::Tactic, "tensor-parallel weight"});
+    out.push_back({v, s});
+  };
   int64_t n = plan.mesh().axisSize(axis);
   const std::string tactic = "tensor-parallel weight";
   ShardingPropagator propagator(f);
@@ -142,12 +150,23 @@ void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axi
       if (w2->type().shape[0] % n) break;
       TensorSharding row = TensorSharding::replicated(2);
       row.dims[0] = {axis};
-      fix(plan, w, column, tactic);
-      if (const Value* b = biasOf(*op, &add)) fix(plan, b, trial.find(b)->sharding, tactic);
-      fix(plan, w2, row, tactic);
+      decide(w, column);
+      if (const Value* b = biasOf(*op, &add)) decide(b, trial.find(b)->sharding);
+      decide(w2, row);
       break;
     }
   }
+  return out;
+}
+
+void applyDecisions(ShardingPlan& plan, const std::vector<TacticDecision>& decisions,
+                    const std::string& tactic) {
+  for (const TacticDecision& d : decisions)
+    fix(plan, d.value, d.sharding, tactic);
+}
+
+void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis) {
+  applyDecisions(plan, megatronDecisions(f, plan, axis), "tensor-parallel weight");
 }
 
 void replicateUnfixedParameters(const Function& f, ShardingPlan& plan) {

@@ -126,10 +126,12 @@ int main(int argc, char** argv) {
                     "ZeRO: split optimizer state over the `data` axis");
   compile->add_flag("--auto-partition", po.autoPartition,
                     "search for the partitioning on --mesh (Automap); --strategy FILE fixes some");
-  compile
-      ->add_option("--search-budget", po.searchBudget,
-                   "--auto-partition: tree-search episodes (default 200)")
-      ->check(CLI::PositiveNumber);
+  compile->add_option("--search-budget", po.searchBudget,
+                      "--auto-partition: tree-search episodes (N) or wall-clock seconds (Ns); "
+                      "default 200 episodes within 60 s");
+  compile->add_option("--search-seed", po.searchSeed,
+                      "--auto-partition: seed of the tree search (default 0); same seed, same "
+                      "plan");
   later.add(compile);
 
   RunOptions ro;

@@ -20,11 +20,13 @@ struct PartitionOptions {
   std::string strategy;             // --strategy FILE: user shardings, kept fixed
   bool shardOptimizerState = false; // --shard-optimizer-state: ZeRO over the data axis
 
-  bool autoPartition = false; // --auto-partition: search the shardings on --mesh
-  int64_t searchBudget = 0;   // --search-budget N: tree-search episodes (0: the default)
+  bool autoPartition = false;         // --auto-partition: search the shardings on --mesh
+  std::string searchBudget;           // --search-budget N episodes or Ns seconds ("": the default)
+  std::optional<uint64_t> searchSeed; // --search-seed
   bool requested() const {
     return dataParallel || worldSize || !tensorParallel.empty() || nChips || !mesh.empty() ||
-           !strategy.empty() || shardOptimizerState || autoPartition;
+           !strategy.empty() || shardOptimizerState || autoPartition || !searchBudget.empty() ||
+           searchSeed;
   }
 };
 

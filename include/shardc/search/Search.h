@@ -29,7 +29,9 @@ class Value;
 struct SearchParams {
   uint64_t seed = 0;              // tree policy ties and rollouts; same seed, same plan
   int64_t episodes = 200;         // MCTS episodes (descend, expand, roll out, back up)
-  double seconds = 60;            // wall-clock budget; whichever budget ends first stops it
+  // Wall-clock budget of the whole search, baselines and final scoring included; whichever
+  // budget ends first stops the tree search.
+  double seconds = 60;
   double exploration = 1.0;       // UCT constant c in mean + c * sqrt(ln N / n)
   double rolloutContinue = 0.5;   // chance of one more random action in a rollout
   int signatureDepth = 3;         // ops followed along uses when grouping arguments

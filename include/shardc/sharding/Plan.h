@@ -11,6 +11,7 @@
 
 namespace shardc {
 class Function;
+class Op;
 class Value;
 
 enum class OriginKind {
@@ -22,7 +23,11 @@ enum class OriginKind {
 
 struct ShardingOrigin {
   OriginKind kind = OriginKind::Default;
-  std::string detail; // tactic name, or "matmul %y (operand 1)" for a propagated one
+  std::string detail; // tactic name, or why a value without `op` was propagated
+  // Propagated through this op from its operand (then result) number `tensor`; described
+  // only when asked, as propagation sets origins far more often than anyone reads them.
+  const Op* op = nullptr;
+  size_t tensor = 0;
   // "user", "tactic data-parallel", "propagated from matmul %y (operand 1)", "default".
   std::string str() const;
   bool fixed() const { return kind == OriginKind::User || kind == OriginKind::Tactic; }

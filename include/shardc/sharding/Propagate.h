@@ -44,7 +44,8 @@ public:
   // `plan` was propagated, then `changed` values were given new (fixed) shardings: continues
   // from there, revisiting only what they reach. This takes decisions one after another (an
   // earlier decision's inferred shardings stay), which can differ from propagating all the
-  // fixed shardings at once where decisions conflict.
+  // fixed shardings at once where decisions conflict. Values it does not reach keep what they
+  // had (no entry reads as replicated).
   void propagateFrom(ShardingPlan& plan, const std::vector<const Value*>& changed);
 
 private:

@@ -3,8 +3,11 @@
 // arguments already fixed (by the user's strategy file) are never changed.
 #pragma once
 
+#include "shardc/sharding/Mesh.h"
+
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace shardc {
 class Function;
@@ -24,6 +27,18 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
 // matmul's contracted dimension, which becomes row parallel. Attention heads follow by
 // propagation. A column candidate without a row partner (an LM head) stays whole.
 void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis);
+
+// What applyMegatron would fix on `plan` (weights and biases with their shardings), without
+// fixing it: a caller trying several plans with the same Megatron part computes it once.
+struct TacticDecision {
+  const Value* value;
+  TensorSharding sharding;
+};
+std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingPlan& plan,
+                                              const std::string& axis);
+// Fixes `decisions` (those not fixed already) as tactic `tactic`.
+void applyDecisions(ShardingPlan& plan, const std::vector<TacticDecision>& decisions,
+                    const std::string& tactic);
 
 // How many equal pieces a parameter's output columns are cut into afterwards: for the weight
 // (operand 1) of a matmul, or the bias added to one, whose (biased) result is split into equal
