@@ -17,20 +17,22 @@ import torch
 import torch.nn.functional as F
 
 
-def layer_names(i):
-    return [f"h{i}.{n}" for n in ("ln1.w", "ln1.b", "attn.w", "attn.b", "proj.w", "proj.b",
-                                  "ln2.w", "ln2.b", "fc.w", "fc.b", "fc2.w", "fc2.b")]
+def layer_names(i, swiglu=False):
+    names = ["ln1.w", "ln1.b", "attn.w", "attn.b", "proj.w", "proj.b", "ln2.w", "ln2.b", "fc.w",
+             "fc.b", "fc2.w", "fc2.b"] + (["up.w"] if swiglu else [])
+    return [f"h{i}.{n}" for n in names]
 
 
 def weight_shapes(a):
     """Every parameter's shape, in argument order (bench/ plans shapes without weights)."""
     D, V, T = a.dim, a.vocab, a.seq
     F = getattr(a, "ffn", 0) or 4 * D
+    swiglu = getattr(a, "swiglu", False)
     shapes = {"wte": (V, D), "wpe": (T, D)}
     for i in range(a.layers):
         per_layer = [(D,), (D,), (D, 3 * D), (3 * D,), (D, D), (D,), (D,), (D,), (D, F),
-                     (F,), (F, D), (D,)]
-        shapes.update(zip(layer_names(i), per_layer))
+                     (F,), (F, D), (D,)] + ([(D, F)] if swiglu else [])
+        shapes.update(zip(layer_names(i, swiglu), per_layer))
     shapes["lnf.w"] = (D,)
     shapes["lnf.b"] = (D,)
     return shapes
@@ -118,7 +120,13 @@ def emit_ir(a, w):
         e(f"  {v('h2')} = layer_norm({v('x1')}, {p('ln2.w')}, {p('ln2.b')}) {{axis = -1, epsilon = 1.0e-05}} : {f(B, T, D)}")
         e(f"  {v('f0')} = matmul({v('h2')}, {p('fc.w')}) : {f(B, T, F)}")
         e(f"  {v('f')} = add({v('f0')}, {p('fc.b')}) : {f(B, T, F)}")
-        e(f"  {v('g')} = gelu({v('f')}) {{approximate = \"tanh\"}} : {f(B, T, F)}")
+        if getattr(a, "swiglu", False):  # Llama's MLP: silu(x W_gate) * (x W_up), then W_down
+            e(f"  {v('sg')} = sigmoid({v('f')}) : {f(B, T, F)}")
+            e(f"  {v('si')} = mul({v('f')}, {v('sg')}) : {f(B, T, F)}")
+            e(f"  {v('up')} = matmul({v('h2')}, {p('up.w')}) : {f(B, T, F)}")
+            e(f"  {v('g')} = mul({v('si')}, {v('up')}) : {f(B, T, F)}")
+        else:
+            e(f"  {v('g')} = gelu({v('f')}) {{approximate = \"tanh\"}} : {f(B, T, F)}")
         e(f"  {v('m0')} = matmul({v('g')}, {p('fc2.w')}) : {f(B, T, D)}")
         e(f"  {v('m')} = add({v('m0')}, {p('fc2.b')}) : {f(B, T, D)}")
         e(f"  {v('x2')} = add({v('x1')}, {v('m')}) : {f(B, T, D)}")
