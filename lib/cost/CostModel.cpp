@@ -58,16 +58,6 @@ std::string fmtTime(double s) {
   return buf;
 }
 
-std::string fmtBytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4)
-    b /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g %s", b, units[u]);
-  return buf;
-}
-
 class AnalyticCostModel : public CostModel {
 public:
   explicit AnalyticCostModel(Target t) : t_(std::move(t)) {}
@@ -133,6 +123,16 @@ private:
 };
 
 } // namespace
+
+std::string formatBytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4)
+    b /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g %s", b, units[u]);
+  return buf;
+}
 
 CollectiveCost collectiveCost(const Target& t, const Mesh& mesh, const std::string& kind,
                               const std::vector<std::string>& axes, double n) {
@@ -200,12 +200,12 @@ std::string CostReport::str() const {
   char gf[32];
   std::snprintf(gf, sizeof gf, "%.3g", flops / 1e9);
   s += "\n  " + std::string(gf) + " GFLOP per device per step, FLOP utilization " + util;
-  s += "\n  memory per device: " + fmtBytes(static_cast<double>(memory.peak())) + " of " +
-       fmtBytes(memoryCapacity) + (fits() ? "" : " (DOES NOT FIT)") + ": parameters " +
-       fmtBytes(static_cast<double>(memory.parameters)) + ", optimizer state " +
-       fmtBytes(static_cast<double>(memory.optimizerState)) + ", inputs " +
-       fmtBytes(static_cast<double>(memory.inputs)) + ", activations and temporaries " +
-       fmtBytes(static_cast<double>(memory.activations));
+  s += "\n  memory per device: " + formatBytes(static_cast<double>(memory.peak())) + " of " +
+       formatBytes(memoryCapacity) + (fits() ? "" : " (DOES NOT FIT)") + ": parameters " +
+       formatBytes(static_cast<double>(memory.parameters)) + ", optimizer state " +
+       formatBytes(static_cast<double>(memory.optimizerState)) + ", inputs " +
+       formatBytes(static_cast<double>(memory.inputs)) + ", activations and temporaries " +
+       formatBytes(static_cast<double>(memory.activations));
   return s;
 }
 

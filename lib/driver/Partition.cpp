@@ -102,7 +102,7 @@ PartitionSetup preparePartition(const PartitionOptions& o) {
   std::optional<Strategy> strategy;
   if (!o.strategy.empty()) strategy = parseStrategy(readFile(o.strategy), o.strategy);
   Mesh mesh = meshFromFlags(o, strategy ? strategy->mesh : std::nullopt);
-  return {std::move(mesh), std::move(strategy)};
+  return {std::move(mesh), std::move(strategy), searchParams(o)};
 }
 
 Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
@@ -119,8 +119,7 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
   }
   if (o.autoPartition) {
     auto model = makeAnalyticCostModel(target);
-    SearchParams params = searchParams(o);
-    SearchResult r = searchPartition(f, p.plan, *model, params);
+    SearchResult r = searchPartition(f, p.plan, *model, setup.search);
     for (const std::string& line : r.reportLines())
       log(line);
     p.plan = std::move(r.plan);

@@ -4,6 +4,7 @@
 
 #include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
+#include "shardc/search/Search.h"
 #include "shardc/sharding/Plan.h"
 #include "shardc/sharding/SpmdLowering.h"
 #include "shardc/sharding/Strategy.h"
@@ -26,6 +27,7 @@ struct Partitioned {
 struct PartitionSetup {
   Mesh mesh;
   std::optional<Strategy> strategy;
+  SearchParams search; // --auto-partition's budget and seed
 };
 PartitionSetup preparePartition(const PartitionOptions& o);
 

@@ -37,7 +37,7 @@ PlanCost PlanEvaluator::lowerAndCost(const ShardingPlan& propagated) {
     Stopwatch costing(times_.costModel);
     CostReport r = model_.evaluate(program.function(), program.mesh);
     c = {true, r.fits(), r.stepSeconds, r.memory.peak()};
-    if (smallestPeak_ == 0 || c.peakBytes < smallestPeak_) smallestPeak_ = c.peakBytes;
+    if (smallest_.peak() == 0 || c.peakBytes < smallest_.peak()) smallest_ = r.memory;
   } catch (const Error&) {
     // A plan the lowering refuses is no candidate; the search moves on.
   }

@@ -1,6 +1,7 @@
 // Scores complete plans with the cost model, once per distinct set of fixed argument shardings.
 #pragma once
 
+#include "shardc/cost/CostModel.h"
 #include "shardc/search/Search.h"
 #include "shardc/sharding/Propagate.h"
 
@@ -19,8 +20,8 @@ public:
   // `fixed` propagated all at once, as the compile will: what the chosen plan really costs.
   PlanCost evaluate(const ShardingPlan& fixed);
   int64_t evaluations() const { return static_cast<int64_t>(stateCache_.size() + cache_.size()); }
-  // The least peak memory of the valid plans evaluated (0: none).
-  int64_t smallestPeak() const { return smallestPeak_; }
+  // The memory of the valid plan evaluated with the least peak (all zero: none).
+  const MemoryCost& smallest() const { return smallest_; }
   SearchTimes& times() { return times_; }
   ShardingPropagator& propagator() { return propagator_; }
 
@@ -34,7 +35,7 @@ private:
   const CostModel& model_;
   ShardingPropagator propagator_;
   std::map<std::string, PlanCost> stateCache_, cache_;
-  int64_t smallestPeak_ = 0;
+  MemoryCost smallest_;
   SearchTimes times_;
 };
 

@@ -4,6 +4,7 @@
 #include "TreeSearch.h"
 
 #include "shardc/cost/CostModel.h"
+#include "shardc/cost/Target.h"
 #include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/Stopwatch.h"
@@ -41,6 +42,32 @@ std::optional<Leaderboard::Entry> rescore(const Leaderboard& candidates, PlanEva
       best = Leaderboard::Entry{e.key, e.state, c};
   }
   return best;
+}
+
+// Why nothing fits, from the plan with the least peak memory, and what would: fewer
+// activations (they grow with the batch) if the state fits, else more devices.
+std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& target) {
+  double capacity = target.memoryCapacity;
+  double state = static_cast<double>(m.parameters + m.optimizerState + m.inputs);
+  std::string msg = "no plan found fits in memory: the smallest needs " +
+                    formatBytes(static_cast<double>(m.peak())) + " per device (parameters " +
+                    formatBytes(static_cast<double>(m.parameters)) + ", optimizer state " +
+                    formatBytes(static_cast<double>(m.optimizerState)) + ", inputs " +
+                    formatBytes(static_cast<double>(m.inputs)) + ", activations " +
+                    formatBytes(static_cast<double>(m.activations)) + "); the target " +
+                    target.name + " has " + formatBytes(capacity) + ". ";
+  int64_t batch = 0;
+  for (size_t i = 0; i < f.numArguments() && !batch; ++i)
+    if (f.argument(i)->argKind() == ArgKind::Input && f.argument(i)->type().rank() > 0)
+      batch = f.argument(i)->type().shape[0];
+  if (state >= capacity || m.activations == 0 || batch == 0)
+    return msg + "Its parameters and optimizer state alone do not fit: use a mesh with more "
+                 "devices";
+  double scale = (capacity - state) / static_cast<double>(m.activations);
+  auto fitting = static_cast<int64_t>(static_cast<double>(batch) * scale);
+  if (fitting < 1) return msg + "Even a batch of 1 would not fit: use a mesh with more devices";
+  return msg + "Activations grow with the batch: a batch of about " + std::to_string(fitting) +
+         " (now " + std::to_string(batch) + ") would fit, or use a mesh with more devices";
 }
 
 bool cheaper(const PlanCost& c, const SearchResult& r) {
@@ -139,15 +166,7 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   r.times.lowering = t.lowering;
   r.times.costModel = t.costModel;
   r.evaluations = evaluator.evaluations();
-  if (!r.cost.feasible) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "no plan found fits in memory: the smallest needs %.3g MB per device, the "
-                  "target %s has %.3g MB; use a larger mesh or a smaller batch",
-                  static_cast<double>(evaluator.smallestPeak()) / 1e6, model.target().name.c_str(),
-                  model.target().memoryCapacity / 1e6);
-    throw Error(buf);
-  }
+  if (!r.cost.feasible) throw Error(doesNotFit(f, evaluator.smallest(), model.target()));
   total.stop();
   return r;
 }

@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
                       "default 200 episodes within 60 s");
   compile->add_option("--search-seed", po.searchSeed,
                       "--auto-partition: seed of the tree search (default 0); same seed, same "
-                      "plan");
+                      "plan")
+      ->check(CLI::NonNegativeNumber);
   later.add(compile);
 
   RunOptions ro;

@@ -37,6 +37,9 @@ struct CollectiveCost {
   bool crossesNodes = false;
 };
 
+// "1.5 GiB".
+std::string formatBytes(double bytes);
+
 struct MemoryCost {
   int64_t parameters = 0, optimizerState = 0, inputs = 0;
   int64_t activations = 0; // peak bytes of op results alive at once
