@@ -129,10 +129,13 @@ int main(int argc, char** argv) {
   compile->add_option("--search-budget", po.searchBudget,
                       "--auto-partition: tree-search episodes (N) or wall-clock seconds (Ns); "
                       "default 200 episodes within 60 s");
-  compile->add_option("--search-seed", po.searchSeed,
-                      "--auto-partition: seed of the tree search (default 0); same seed, same "
-                      "plan")
-      ->check(CLI::NonNegativeNumber);
+  compile
+      ->add_option("--search-seed", po.searchSeed,
+                   "--auto-partition: seed of the tree search (default 0); same seed, same "
+                   "plan")
+      ->check([](const std::string& v) {
+        return v.empty() || v[0] == '-' ? "a seed is a non-negative integer" : "";
+      });
   later.add(compile);
 
   RunOptions ro;
