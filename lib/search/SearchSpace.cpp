@@ -1,33 +1,66 @@
 #include "SearchSpace.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/sharding/Mesh.h"
 #include "shardc/sharding/Tactics.h"
 #include "shardc/support/Stopwatch.h"
 
+#include <algorithm>
+#include <optional>
+
 namespace shardc {
 
-SearchState SearchSpace::root(const ShardingPlan& fixed) const {
-  SearchState s{fixed, fixed, {}, {}};
+namespace {
+
+bool usesAxis(const TensorSharding& s, const std::string& axis) {
+  for (const auto& d : s.dims)
+    if (std::find(d.begin(), d.end(), axis) != d.end()) return true;
+  return false;
+}
+
+// `base` with the action's axis added to its dimension (split per `chunks` pieces); nullopt
+// where it cannot be: the axis is in use, the chunks differ, or the dimension does not divide.
+std::optional<TensorSharding> extend(const TensorSharding& base, const TensorType& t,
+                                     const Mesh& mesh, const Action& a) {
+  auto d = static_cast<size_t>(a.dim);
+  if (usesAxis(base, a.axis) || (!base.dims[d].empty() && base.chunksOf(d) != a.chunks))
+    return std::nullopt;
+  TensorSharding s = base;
+  s.dims[d].push_back(a.axis);
+  s.setChunks(d, a.chunks);
+  if (!checkSharding(s, t, mesh).empty()) return std::nullopt;
+  return s;
+}
+
+} // namespace
+
+SearchState SearchSpace::root(const ShardingPlan& fixed, std::vector<std::string> decisions) const {
+  SearchState s{fixed, fixed, {}, std::move(decisions)};
   Stopwatch w(propagationSeconds_);
   propagator_.propagate(s.propagated);
   for (size_t g = 0; g < groups_.size(); ++g)
     s.worklist.push_back(g);
-  // The user's shardings may already split some groups.
+  // The user's shardings (or an earlier axis's decisions) may already split some groups.
   prune(s, false);
   return s;
 }
 
-std::vector<Action> SearchSpace::actionsFor(const ArgumentGroup& g, const Mesh& mesh) const {
+bool SearchSpace::allowed(const std::string& axis) const {
+  return axes_.empty() || std::find(axes_.begin(), axes_.end(), axis) != axes_.end();
+}
+
+std::vector<Action> SearchSpace::actionsFor(const ArgumentGroup& g, const TensorSharding& base,
+                                            const Mesh& mesh) const {
   std::vector<Action> out;
   const TensorType& t = g.args.front()->type();
   int64_t pieces = fusedOutputPieces(g.args.front());
   for (const MeshAxis& axis : mesh.axes()) {
-    if (axis.size <= 1) continue;
+    if (axis.size <= 1 || !allowed(axis.name)) continue;
     for (int64_t d = 0; d < t.rank(); ++d) {
-      int64_t n = t.shape[static_cast<size_t>(d)];
-      if (n % axis.size == 0) out.push_back({d, axis.name, 1});
-      if (pieces > 1 && d == t.rank() - 1 && n % (pieces * axis.size) == 0)
-        out.push_back({d, axis.name, pieces});
+      std::vector<int64_t> chunks{1};
+      if (pieces > 1 && d == t.rank() - 1) chunks.push_back(pieces);
+      for (int64_t c : chunks)
+        if (extend(base, t, mesh, {d, axis.name, c})) out.push_back({d, axis.name, c});
     }
   }
   out.push_back({-1, "", 1});
@@ -36,29 +69,35 @@ std::vector<Action> SearchSpace::actionsFor(const ArgumentGroup& g, const Mesh& 
 
 std::vector<Action> SearchSpace::actions(const SearchState& s) const {
   if (s.terminal()) return {};
-  return actionsFor(groups_[s.worklist.front()], s.plan.mesh());
+  const ArgumentGroup& g = groups_[s.worklist.front()];
+  return actionsFor(g, s.propagated.shardingOf(g.args.front()), s.plan.mesh());
 }
 
 SearchState SearchSpace::apply(const SearchState& s, const Action& a) const {
   const ArgumentGroup& g = groups_[s.worklist.front()];
   Stopwatch w(propagationSeconds_);
   SearchState next{s.plan, s.propagated, s.worklist, s.decisions};
-  TensorSharding sharding = TensorSharding::replicated(g.args.front()->type().rank());
-  if (a.dim >= 0) {
-    sharding.dims[static_cast<size_t>(a.dim)] = {a.axis};
-    sharding.setChunks(static_cast<size_t>(a.dim), a.chunks);
-  }
+  // Each argument keeps what it holds so far (an earlier axis's split) and gains the action's
+  // axis, or is fixed as it is (the axis left off it).
+  std::vector<const Value*> changed;
+  std::string taken;
   for (const Value* v : g.args) {
-    next.plan.set(v, sharding, {OriginKind::Tactic, "auto-partition"});
-    next.propagated.set(v, sharding, {OriginKind::Tactic, "auto-partition"});
+    TensorSharding base = s.propagated.shardingOf(v);
+    std::optional<TensorSharding> sharding =
+        a.dim < 0 ? base : extend(base, v->type(), s.plan.mesh(), a);
+    if (!sharding) continue; // cannot take it; left to propagation
+    if (taken.empty()) taken = sharding->str();
+    next.plan.set(v, *sharding, {OriginKind::Tactic, "auto-partition"});
+    next.propagated.set(v, *sharding, {OriginKind::Tactic, "auto-partition"});
+    changed.push_back(v);
   }
   next.decisions.push_back(
       g.str() + ": " +
       (a.dim < 0 ? "replicated"
                  : "dim " + std::to_string(a.dim) + " over " + a.axis +
                        (a.chunks > 1 ? " per " + std::to_string(a.chunks) + " pieces" : "")) +
-      " " + sharding.str());
-  propagator_.propagateFrom(next.propagated, g.args);
+      " " + taken);
+  propagator_.propagateFrom(next.propagated, changed);
   prune(next, true);
   return next;
 }
@@ -69,7 +108,8 @@ void SearchSpace::prune(SearchState& s, bool dropHead) const {
     const ArgumentGroup& g = groups_[s.worklist[i]];
     bool split = false;
     for (const Value* v : g.args)
-      split = split || !s.propagated.shardingOf(v).isReplicated();
+      for (const MeshAxis& axis : s.plan.mesh().axes())
+        split = split || (allowed(axis.name) && usesAxis(s.propagated.shardingOf(v), axis.name));
     if (!split) open.push_back(s.worklist[i]);
   }
   s.worklist = std::move(open);
@@ -78,7 +118,9 @@ void SearchSpace::prune(SearchState& s, bool dropHead) const {
 int64_t SearchSpace::leafBound(const ShardingPlan& fixed, int64_t cap) const {
   int64_t n = 1;
   for (const ArgumentGroup& g : groups_) {
-    n *= static_cast<int64_t>(actionsFor(g, fixed.mesh()).size());
+    n *= static_cast<int64_t>(
+        actionsFor(g, TensorSharding::replicated(g.args.front()->type().rank()), fixed.mesh())
+            .size());
     if (n > cap) return cap + 1;
   }
   return n;

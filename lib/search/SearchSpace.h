@@ -36,10 +36,10 @@ public:
 
   const Function& function() const { return f_; }
   const std::vector<ArgumentGroup>& groups() const { return groups_; }
-  SearchState root(const ShardingPlan& fixed) const;
-  // The actions on the head group: each dimension that divides by each mesh axis (and, for
-  // the output columns of a fused projection, the same split per piece), then replicated.
-  // Empty for a terminal state.
+  SearchState root(const ShardingPlan& fixed, std::vector<std::string> decisions = {}) const;
+  // The actions on the head group: each dimension that divides by each mesh axis it does not
+  // use yet (and, for the output columns of a fused projection, the same split per piece),
+  // then "as it is" (replicated, unless an earlier axis split it). Empty for a terminal state.
   std::vector<Action> actions(const SearchState& s) const;
   SearchState apply(const SearchState& s, const Action& a) const;
   // How many complete plans the space holds at most (the product of the action counts),
@@ -47,14 +47,19 @@ public:
   int64_t leafBound(const ShardingPlan& fixed, int64_t cap) const;
 
 private:
-  std::vector<Action> actionsFor(const ArgumentGroup& g, const Mesh& mesh) const;
-  // Drops every group that propagation has split, and the head when it was just decided.
+  // The actions on `g` whose first argument holds `base` so far.
+  std::vector<Action> actionsFor(const ArgumentGroup& g, const TensorSharding& base,
+                                 const Mesh& mesh) const;
+  bool allowed(const std::string& axis) const;
+  // Drops every group that propagation has split over an axis of the space, and the head when
+  // it was just decided.
   void prune(SearchState& s, bool dropHead) const;
 
   const Function& f_;
   std::vector<ArgumentGroup> groups_;
   ShardingPropagator& propagator_;
   double& propagationSeconds_;
+  std::vector<std::string> axes_;
 };
 
 } // namespace shardc
