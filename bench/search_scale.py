@@ -6,7 +6,8 @@ FFN 14336, vocab 128256) on an 8x8 mesh of the h100 target, planned from shapes 
 core; the table gives every expert baseline's step time, the tree search's own plan, the
 plan chosen, and where the time went.
 
-  bench/search_scale.py [--build build] [--budget 9s] [--seeds 0] [--models gpt-1.3b,llama-3-8b]
+  bench/search_scale.py [--build build] [--budget 9s] [--seeds 0] [--modes joint,per-axis]
+                        [--models gpt-1.3b,llama-3-8b]
 """
 import argparse
 import os
@@ -43,10 +44,10 @@ def write_model(path, layers, dim, heads, ffn, swiglu, vocab, seq, batch):
     return params
 
 
-def plan(shardc, model, out, budget, seed):
+def plan(shardc, model, out, budget, seed, mode):
     cmd = ["taskset", "-c", "0", shardc, "compile", model, "--loss", "cross-entropy", "--labels",
            "y", "--optimizer", "adam", "--arch", "h100", "--estimate-only", "--auto-partition",
-           "--mesh", "data=8,model=8", "--search-budget", budget, "--search-seed", str(seed),
+           "--mesh", "data=8,model=8", "--search-budget", budget, "--search-seed", str(seed), "--search-mode", mode,
            "--verbose", "--output-folder", out]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -70,6 +71,7 @@ def main():
     ap.add_argument("--budget", default="9s", help="--search-budget (episodes, or seconds: 9s)")
     ap.add_argument("--seeds", default="0", help="comma-separated search seeds")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--modes", default="joint", help="--search-mode values, comma-separated")
     a = ap.parse_args()
     shardc = os.path.join(a.build, "bin", "shardc")
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,10 +83,11 @@ def main():
                   f"{'SwiGLU ' if swiglu else ''}FFN {ffn or 4 * dim}, "
                   f"vocab {vocab}, seq {seq}, global batch {batch}: {params / 1e9:.2f}B "
                   f"parameters, Adam; h100, mesh data=8,model=8; --search-budget {a.budget}\n")
-            for seed in a.seeds.split(","):
-                log, wall = plan(shardc, model, tmp, a.budget, int(seed))
+            for mode, seed in [(m, s) for m in a.modes.split(",") for s in a.seeds.split(",")]:
+                log, wall = plan(shardc, model, tmp, a.budget, int(seed), mode)
                 lines = log.splitlines()
-                print(f"seed {seed}: whole compile {wall:.2f} s wall on one core")
+                print(f"--search-mode {mode}, seed {seed}: whole compile {wall:.2f} s wall on one "
+                      "core")
                 print("| plan | step, memory per device |\n|---|---|")
                 for line in lines:
                     m = re.search(r"baseline (\S+):", line)

@@ -25,8 +25,8 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
   if (o.tensorParallel.empty() != (o.nChips == 0))
     throw Error("--tensor-parallel batch|weight and --n-chips N go together");
   if (o.worldSize < 0 || o.nChips < 0) throw Error("-ws and --n-chips must be positive");
-  if (!o.autoPartition && (!o.searchBudget.empty() || o.searchSeed))
-    throw Error("--search-budget and --search-seed go with --auto-partition");
+  if (!o.autoPartition && (!o.searchBudget.empty() || o.searchSeed || !o.searchMode.empty()))
+    throw Error("--search-budget, --search-seed and --search-mode go with --auto-partition");
   if (o.autoPartition) {
     if (o.dataParallel || !o.tensorParallel.empty() || o.shardOptimizerState)
       throw Error("--auto-partition chooses the tactics itself; give --mesh AXIS=N,... (and "
@@ -72,6 +72,9 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
 SearchParams searchParams(const PartitionOptions& o) {
   SearchParams p;
   if (o.searchSeed) p.seed = *o.searchSeed;
+  if (!o.searchMode.empty() && o.searchMode != "joint" && o.searchMode != "per-axis")
+    throw Error("--search-mode must be joint or per-axis, not '" + o.searchMode + "'");
+  p.perAxis = o.searchMode == "per-axis";
   const std::string& b = o.searchBudget;
   if (b.empty()) return p;
   bool seconds = b.back() == 's';

@@ -9,6 +9,7 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/Stopwatch.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -34,11 +35,13 @@ Leaderboard enumerate(const SearchSpace& space, const SearchState& root, PlanEva
 }
 
 // The candidates' plans propagated all at once, as the compile will: the cheapest of them.
-std::optional<Leaderboard::Entry> rescore(const Leaderboard& candidates, PlanEvaluator& ev) {
+// `needFit` false: plans over the memory capacity count too.
+std::optional<Leaderboard::Entry> rescore(const Leaderboard& candidates, PlanEvaluator& ev,
+                                          bool needFit = true) {
   std::optional<Leaderboard::Entry> best;
   for (const Leaderboard::Entry& e : candidates.entries()) {
     PlanCost c = ev.evaluate(e.state.plan);
-    if (c.feasible && (!best || c.stepSeconds < best->cost.stepSeconds))
+    if ((needFit ? c.feasible : c.valid) && (!best || c.stepSeconds < best->cost.stepSeconds))
       best = Leaderboard::Entry{e.key, e.state, c};
   }
   return best;
@@ -68,6 +71,43 @@ std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& tar
   if (fitting < 1) return msg + "Even a batch of 1 would not fit: use a mesh with more devices";
   return msg + "Activations grow with the batch: a batch of about " + std::to_string(fitting) +
          " (now " + std::to_string(batch) + ") would fit, or use a mesh with more devices";
+}
+
+// One tree search per mesh axis, in mesh order, each continuing from the best plan of the one
+// before: the first axis's decisions, then the second's on top (an argument may end up split
+// over both). The budget is shared evenly. Only the last axis's plans must fit in memory (one
+// axis alone seldom brings a big model under the capacity); an axis on which nothing valid is
+// found is skipped.
+std::optional<Leaderboard::Entry> searchAxisByAxis(const Function& f,
+                                                   const std::vector<ArgumentGroup>& groups,
+                                                   const ShardingPlan& fixed, PlanEvaluator& ev,
+                                                   const SearchParams& params, double reference,
+                                                   double seconds, int64_t& episodes) {
+  auto start = Clock::now();
+  std::vector<std::string> axes;
+  for (const MeshAxis& a : fixed.mesh().axes())
+    if (a.size > 1) axes.push_back(a.name);
+  std::optional<Leaderboard::Entry> best;
+  ShardingPlan plan = fixed;
+  std::vector<std::string> decisions;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    SearchSpace space(f, groups, ev.propagator(), ev.times().propagation,
+                      std::vector<std::string>{axes[i]});
+    SearchState root = space.root(plan, decisions);
+    SearchParams stage = params;
+    stage.episodes = std::max<int64_t>(1, params.episodes / static_cast<int64_t>(axes.size()));
+    double left = seconds - std::chrono::duration<double>(Clock::now() - start).count();
+    bool last = i + 1 == axes.size();
+    TreeSearchResult tree = runTreeSearch(space, root, ev, stage, reference,
+                                          left / static_cast<double>(axes.size() - i), last);
+    episodes += tree.episodes;
+    if (std::optional<Leaderboard::Entry> b = rescore(tree.best, ev, last)) {
+      plan = b->state.plan;
+      decisions = b->state.decisions;
+      if (b->cost.feasible) best = std::move(b);
+    }
+  }
+  return best;
 }
 
 bool cheaper(const PlanCost& c, const SearchResult& r) {
@@ -139,10 +179,17 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
       baselines.empty() ? 0 : r.times.baselines / static_cast<double>(baselines.size());
   double treeSeconds =
       params.seconds - std::chrono::duration<double>(Clock::now() - start).count() - 5 * perPlan;
-  TreeSearchResult tree = runTreeSearch(space, root, evaluator, params, reference, treeSeconds);
-  r.episodes = tree.episodes;
+  std::optional<Leaderboard::Entry> best;
+  if (params.perAxis) {
+    best =
+        searchAxisByAxis(f, r.groups, fixed, evaluator, params, reference, treeSeconds, r.episodes);
+  } else {
+    TreeSearchResult tree = runTreeSearch(space, root, evaluator, params, reference, treeSeconds);
+    r.episodes = tree.episodes;
+    best = rescore(tree.best, evaluator);
+  }
   r.plan = fixed;
-  if (std::optional<Leaderboard::Entry> best = rescore(tree.best, evaluator)) {
+  if (best) {
     r.plan = best->state.plan;
     r.cost = r.searchCost = best->cost;
     r.source = "search";

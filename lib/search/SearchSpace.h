@@ -29,10 +29,12 @@ struct SearchState {
 
 class SearchSpace {
 public:
+  // Actions use the mesh axes `axes` (all when empty): one axis at a time when the search
+  // goes axis by axis.
   SearchSpace(const Function& f, std::vector<ArgumentGroup> groups, ShardingPropagator& propagator,
-              double& propagationSeconds)
+              double& propagationSeconds, std::vector<std::string> axes = {})
       : f_(f), groups_(std::move(groups)), propagator_(propagator),
-        propagationSeconds_(propagationSeconds) {}
+        propagationSeconds_(propagationSeconds), axes_(std::move(axes)) {}
 
   const Function& function() const { return f_; }
   const std::vector<ArgumentGroup>& groups() const { return groups_; }

@@ -61,7 +61,7 @@ void Leaderboard::offer(const std::string& key, const SearchState& s, const Plan
 
 TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root,
                                PlanEvaluator& evaluator, const SearchParams& params,
-                               double referenceSeconds, double seconds) {
+                               double referenceSeconds, double seconds, bool needFit) {
   TreeSearchResult r;
   std::mt19937_64 rng(params.seed);
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
@@ -97,6 +97,7 @@ TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root
       s = space.apply(s, actions[pick(actions.size())]);
     }
     PlanCost c = evaluator.evaluateState(s.plan, s.propagated);
+    if (!needFit) c.feasible = c.valid;
     if (c.feasible && referenceSeconds <= 0) referenceSeconds = c.stepSeconds;
     double reward = c.feasible ? referenceSeconds / c.stepSeconds : 0;
     r.best.offer(evaluator.key(s.plan), s, c);

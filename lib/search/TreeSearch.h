@@ -35,8 +35,10 @@ struct TreeSearchResult {
 };
 
 // `referenceSeconds` scales rewards (the best baseline's step time); 0: the first feasible plan's.
+// `needFit` false: plans over the memory capacity count as feasible (a first stage of the
+// axis-by-axis search, which the later axes may bring under it).
 TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root,
                                PlanEvaluator& evaluator, const SearchParams& params,
-                               double referenceSeconds, double seconds);
+                               double referenceSeconds, double seconds, bool needFit = true);
 
 } // namespace shardc

@@ -129,6 +129,9 @@ int main(int argc, char** argv) {
   compile->add_option("--search-budget", po.searchBudget,
                       "--auto-partition: tree-search episodes (N) or wall-clock seconds (Ns); "
                       "default 200 episodes within 60 s");
+  compile->add_option("--search-mode", po.searchMode,
+                      "--auto-partition: joint (all mesh axes at once, the default) or per-axis "
+                      "(one axis after another, in mesh order)");
   compile
       ->add_option("--search-seed", po.searchSeed,
                    "--auto-partition: seed of the tree search (default 0); same seed, same "

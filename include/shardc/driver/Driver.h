@@ -23,10 +23,11 @@ struct PartitionOptions {
   bool autoPartition = false;         // --auto-partition: search the shardings on --mesh
   std::string searchBudget;           // --search-budget N episodes or Ns seconds ("": the default)
   std::optional<uint64_t> searchSeed; // --search-seed
+  std::string searchMode;             // --search-mode joint|per-axis ("": the default)
   bool requested() const {
     return dataParallel || worldSize || !tensorParallel.empty() || nChips || !mesh.empty() ||
            !strategy.empty() || shardOptimizerState || autoPartition || !searchBudget.empty() ||
-           searchSeed;
+           searchSeed || !searchMode.empty();
   }
 };
 
