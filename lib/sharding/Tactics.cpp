@@ -143,13 +143,16 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
       seeds.push_back(b);
     }
     propagator.propagateFrom(trial, seeds);
+    TensorSharding row = TensorSharding::replicated(2);
+    row.dims[0] = {axis};
     for (auto it = std::next(f.position(op.get())); it != f.ops().end(); ++it) {
       const Value* w2 = paramWeight(**it);
-      if (!w2 || isFixed(plan, w2) || !lastDimUses(trial.shardingOf((*it)->operand(0)), axis))
-        continue;
+      if (!w2 || !lastDimUses(trial.shardingOf((*it)->operand(0)), axis)) continue;
+      // A row matmul fed by two column ones (a gated MLP: gate and up projections) takes
+      // the second as well.
+      bool rowAlready = isFixed(plan, w2) && plan.shardingOf(w2) == row;
+      if (isFixed(plan, w2) && !rowAlready) continue;
       if (w2->type().shape[0] % n) break;
-      TensorSharding row = TensorSharding::replicated(2);
-      row.dims[0] = {axis};
       decide(w, column);
       if (const Value* b = biasOf(*op, &add)) decide(b, trial.find(b)->sharding);
       decide(w2, row);

@@ -24,7 +24,8 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
 // program order; one whose activation is whole becomes column parallel (weight and bias
 // split by output column; split per chunk when its output is cut into equal pieces, like a
 // fused q|k|v projection) if propagation then carries the split into a later parameter
-// matmul's contracted dimension, which becomes row parallel. Attention heads follow by
+// matmul's contracted dimension, which becomes row parallel (or already is: the gate and up
+// projections of a gated MLP both feed the down projection). Attention heads follow by
 // propagation. A column candidate without a row partner (an LM head) stays whole.
 void applyMegatron(const Function& f, ShardingPlan& plan, const std::string& axis);
 
