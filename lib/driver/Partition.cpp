@@ -95,6 +95,7 @@ SearchParams searchParams(const PartitionOptions& o) {
     p.episodes = std::numeric_limits<int64_t>::max();
   } else {
     p.episodes = static_cast<int64_t>(value);
+    p.seconds = std::numeric_limits<double>::infinity(); // N episodes asked: all of them
   }
   return p;
 }

@@ -18,7 +18,12 @@ std::vector<Baseline> evaluateBaselines(const Function& f, const ShardingPlan& f
   // column split propagates, which the batch and optimizer-state splits do not change):
   // computed once, as the trials cost most of a baseline.
   std::vector<TacticDecision> megatron;
-  if (model) megatron = megatronDecisions(f, fixed, "model");
+  bool megatronFailed = false;
+  try {
+    if (model) megatron = megatronDecisions(f, fixed, "model");
+  } catch (const Error&) {
+    megatronFailed = true; // the Megatron baselines stay invalid
+  }
   std::vector<Baseline> out;
   for (auto [dp, mp] : kinds)
     for (bool zero : {false, true}) {
@@ -26,6 +31,7 @@ std::vector<Baseline> evaluateBaselines(const Function& f, const ShardingPlan& f
       if (zero) name += "+zero";
       Baseline b{{name, {}}, fixed};
       try {
+        if (mp && megatronFailed) throw Error("no Megatron decisions");
         if (dp) applyDataParallel(f, b.plan, "data");
         if (zero) applyOptimizerStateSharding(f, b.plan, zeroAxis);
         if (mp) applyDecisions(b.plan, megatron, "tensor-parallel weight");

@@ -45,7 +45,7 @@ PlanCost PlanEvaluator::lowerAndCost(const ShardingPlan& propagated) {
 }
 
 PlanCost PlanEvaluator::evaluateState(const ShardingPlan& fixed, const ShardingPlan& propagated) {
-  std::string k = key(fixed);
+  std::string k = std::to_string(stage_) + ":" + key(fixed);
   if (auto it = stateCache_.find(k); it != stateCache_.end()) return it->second;
   return stateCache_[k] = lowerAndCost(propagated);
 }

@@ -15,7 +15,7 @@ public:
   PlanEvaluator(const Function& f, const CostModel& model) : f_(f), model_(model), propagator_(f) {}
 
   // `propagated` is `fixed` after the search's step-by-step propagation (decisions taken one
-  // after another); cached by `fixed`.
+  // after another) from the current stage's root; cached by `fixed` within a stage.
   PlanCost evaluateState(const ShardingPlan& fixed, const ShardingPlan& propagated);
   // `fixed` propagated all at once, as the compile will: what the chosen plan really costs.
   PlanCost evaluate(const ShardingPlan& fixed);
@@ -23,6 +23,9 @@ public:
   // The memory of the valid plan evaluated with the least peak (all zero: none).
   const MemoryCost& smallest() const { return smallest_; }
   SearchTimes& times() { return times_; }
+  // A new root for the step-by-step costs (the next axis of the axis-by-axis search): the
+  // same fixed shardings may propagate differently from it.
+  void newStage() { ++stage_; }
   ShardingPropagator& propagator() { return propagator_; }
 
   // The fixed argument shardings of `fixed`, as a cache key.
@@ -36,6 +39,7 @@ private:
   ShardingPropagator propagator_;
   std::map<std::string, PlanCost> stateCache_, cache_;
   MemoryCost smallest_;
+  int stage_ = 0;
   SearchTimes times_;
 };
 

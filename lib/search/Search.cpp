@@ -19,10 +19,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Every complete plan of the space, depth first; the cheapest few.
-Leaderboard enumerate(const SearchSpace& space, const SearchState& root, PlanEvaluator& ev) {
+// Every complete plan of the space, depth first; the cheapest few (by the step-by-step
+// propagation's cost, as in the tree search). nullopt when `deadline` passes first.
+std::optional<Leaderboard> enumerate(const SearchSpace& space, const SearchState& root,
+                                     PlanEvaluator& ev, Clock::time_point deadline) {
   Leaderboard best(4);
+  bool late = false;
   std::function<void(const SearchState&)> visit = [&](const SearchState& s) {
+    if (late || (late = Clock::now() > deadline)) return;
     if (!s.terminal()) {
       for (const Action& a : space.actions(s))
         visit(space.apply(s, a));
@@ -31,6 +35,7 @@ Leaderboard enumerate(const SearchSpace& space, const SearchState& root, PlanEva
     best.offer(ev.key(s.plan), s, ev.evaluateState(s.plan, s.propagated));
   };
   visit(root);
+  if (late) return std::nullopt;
   return best;
 }
 
@@ -50,6 +55,10 @@ std::optional<Leaderboard::Entry> rescore(const Leaderboard& candidates, PlanEva
 // Why nothing fits, from the plan with the least peak memory, and what would: fewer
 // activations (they grow with the batch) if the state fits, else more devices.
 std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& target) {
+  if (m.peak() == 0)
+    return "no plan found: the SPMD lowering refused every plan tried (see the log's "
+           "baselines), so none could be checked against " +
+           target.name + "'s memory";
   double capacity = target.memoryCapacity;
   double state = static_cast<double>(m.parameters + m.optimizerState + m.inputs);
   std::string msg = "no plan found fits in memory: the smallest needs " +
@@ -94,6 +103,7 @@ std::optional<Leaderboard::Entry> searchAxisByAxis(const Function& f,
     SearchSpace space(f, groups, ev.propagator(), ev.times().propagation,
                       std::vector<std::string>{axes[i]});
     SearchState root = space.root(plan, decisions);
+    ev.newStage();
     SearchParams stage = params;
     stage.episodes = std::max<int64_t>(1, params.episodes / static_cast<int64_t>(axes.size()));
     double left = seconds - std::chrono::duration<double>(Clock::now() - start).count();
@@ -104,7 +114,8 @@ std::optional<Leaderboard::Entry> searchAxisByAxis(const Function& f,
     if (std::optional<Leaderboard::Entry> b = rescore(tree.best, ev, last)) {
       plan = b->state.plan;
       decisions = b->state.decisions;
-      if (b->cost.feasible) best = std::move(b);
+      if (b->cost.feasible && (!best || b->cost.stepSeconds < best->cost.stepSeconds))
+        best = std::move(b);
     }
   }
   return best;
@@ -131,9 +142,10 @@ std::vector<std::string> SearchResult::reportLines() const {
   }
   for (const BaselineCost& b : baselines)
     out.push_back("  baseline " + b.name + ": " + b.cost.str());
-  out.push_back(exhaustive ? "  exhaustive optimum: " +
-                                 (exhaustive->feasible ? exhaustive->str() : "none feasible")
-                           : "  exhaustive: not run (space too large)");
+  out.push_back(
+      exhaustive
+          ? "  exhaustive optimum: " + (exhaustive->feasible ? exhaustive->str() : "none feasible")
+          : "  exhaustive: not run (more plans than the enumeration limit, or no time left)");
   out.push_back("  search: " + std::to_string(episodes) + " episodes, " +
                 std::to_string(evaluations) + " plans evaluated, best " +
                 (searchCost.feasible ? searchCost.str() : "none feasible"));
@@ -178,7 +190,8 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   double perPlan =
       baselines.empty() ? 0 : r.times.baselines / static_cast<double>(baselines.size());
   double treeSeconds =
-      params.seconds - std::chrono::duration<double>(Clock::now() - start).count() - 5 * perPlan;
+      std::max(0.0, params.seconds - std::chrono::duration<double>(Clock::now() - start).count() -
+                        5 * perPlan);
   std::optional<Leaderboard::Entry> best;
   if (params.perAxis) {
     best =
@@ -194,15 +207,22 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
     r.cost = r.searchCost = best->cost;
     r.source = "search";
     r.decisions = best->state.decisions;
+    ShardingPlan propagated = best->state.plan; // as the compile will propagate it
+    evaluator.propagator().propagate(propagated);
     for (size_t i = 0; i < f.numArguments(); ++i) {
       const Value* a = f.argument(i);
-      TensorSharding split = best->state.propagated.shardingOf(a);
+      TensorSharding split = propagated.shardingOf(a);
       if (!split.isReplicated()) r.searchSplits.push_back(a->name() + ": " + split.str());
     }
   }
   if (space.leafBound(fixed, params.exhaustiveLimit) <= params.exhaustiveLimit) {
-    std::optional<Leaderboard::Entry> e = rescore(enumerate(space, root, evaluator), evaluator);
-    r.exhaustive = e ? e->cost : PlanCost{};
+    auto deadline = params.seconds > 1e9
+                        ? Clock::time_point::max()
+                        : start + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(params.seconds));
+    std::optional<Leaderboard> all = enumerate(space, root, evaluator, deadline);
+    std::optional<Leaderboard::Entry> e = all ? rescore(*all, evaluator) : std::nullopt;
+    if (all) r.exhaustive = e ? e->cost : PlanCost{};
     if (e && cheaper(e->cost, r)) r.plan = e->state.plan, r.cost = e->cost, r.source = "exhaustive";
   }
   for (Baseline& b : baselines)

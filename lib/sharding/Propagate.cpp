@@ -87,8 +87,9 @@ struct FunctionIndex {
 // One propagation run over a plan. The forward and backward sweeps visit only the ops one of
 // whose tensors changed since their last visit (held in two ordered sets, pass-through ops
 // and ops with reductions): skipping the others changes nothing, as a visit depends only on
-// the op's tensors. An op a visit makes stale further along the sweep is visited in the same
-// sweep, one behind it in the next.
+// the op's tensors. An op a visit makes stale further along the current direction is visited
+// in the same pass; one behind it, in the next pass (the backward pass of the same sweep, or
+// the next sweep's forward pass).
 class Propagator {
 public:
   Propagator(const Function& f, const FunctionIndex& index, ShardingPlan& plan)

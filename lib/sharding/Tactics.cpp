@@ -24,14 +24,11 @@ void replicateRest(const Function& f, ShardingPlan& plan, ArgKind kind, const st
       fix(plan, f.argument(i), TensorSharding::replicated(f.argument(i)->type().rank()), tactic);
 }
 
-// The arguments of `plan` alone, with every parameter and input not yet decided fixed whole:
-// where the tactic's trials start, so that only the trial's own decision travels (and only
-// as far as it reaches, which keeps a trial cheap on a big program).
-ShardingPlan trialBase(const Function& f, const ShardingPlan& plan) {
-  ShardingPlan p(plan.mesh());
-  for (size_t i = 0; i < f.numArguments(); ++i)
-    if (const ValueSharding* s = plan.find(f.argument(i)))
-      p.set(f.argument(i), s->sharding, s->origin);
+// Where a trial starts: every parameter and input fixed whole and nothing else known, so that
+// only the trial's column split travels (as far as it reaches, which keeps a trial cheap on a
+// big program), and what it reaches is its doing alone, not a fixed neighbour's projection.
+ShardingPlan trialBase(const Function& f, const Mesh& mesh) {
+  ShardingPlan p(mesh);
   replicateRest(f, p, ArgKind::Param, "trial");
   replicateRest(f, p, ArgKind::Input, "trial");
   return p;
@@ -113,7 +110,7 @@ void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string&
 
 std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingPlan& given,
                                               const std::string& axis) {
-  ShardingPlan plan = given; // and the decisions so far, for later trials to see
+  ShardingPlan plan = given; // and the decisions so far
   std::vector<TacticDecision> out;
   auto decide = [&](const Value* v, const TensorSharding& s) {
     if (isFixed(plan, v)) return;
@@ -123,6 +120,7 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
   int64_t n = plan.mesh().axisSize(axis);
   const std::string tactic = "tensor-parallel weight";
   ShardingPropagator propagator(f);
+  const ShardingPlan base = trialBase(f, plan.mesh());
   for (const auto& op : f.ops()) {
     const Value* w = paramWeight(*op);
     if (!w || isFixed(plan, w)) continue;
@@ -131,7 +129,7 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
     TensorSharding column = TensorSharding::replicated(2);
     column.dims[1] = {axis};
     column.setChunks(1, pieces);
-    ShardingPlan trial = trialBase(f, plan);
+    ShardingPlan trial = base;
     std::vector<const Value*> seeds{w};
     trial.set(w, column, {OriginKind::Tactic, tactic});
     const Op* add = nullptr;

@@ -27,7 +27,9 @@ class Value;
 
 // Every knob of the search.
 struct SearchParams {
-  uint64_t seed = 0;      // tree policy ties and rollouts; same seed, same plan
+  // Tree policy ties and rollouts: same seed, same plan (when the episode budget, not the
+  // clock, ends the search).
+  uint64_t seed = 0;
   int64_t episodes = 200; // MCTS episodes (descend, expand, roll out, back up)
   // Wall-clock budget of the whole search, baselines and final scoring included; whichever
   // budget ends first stops the tree search.

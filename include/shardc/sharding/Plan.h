@@ -25,7 +25,8 @@ struct ShardingOrigin {
   OriginKind kind = OriginKind::Default;
   std::string detail; // tactic name, or why a value without `op` was propagated
   // Propagated through this op from its operand (then result) number `tensor`; described
-  // only when asked, as propagation sets origins far more often than anyone reads them.
+  // only when asked, as propagation sets origins far more often than anyone reads them. (A
+  // plan, like its Value keys, must not outlive changes to its function.)
   const Op* op = nullptr;
   size_t tensor = 0;
   // "user", "tactic data-parallel", "propagated from matmul %y (operand 1)", "default".

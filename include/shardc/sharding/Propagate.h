@@ -45,7 +45,8 @@ public:
   // from there, revisiting only what they reach. This takes decisions one after another (an
   // earlier decision's inferred shardings stay), which can differ from propagating all the
   // fixed shardings at once where decisions conflict. Values it does not reach keep what they
-  // had (no entry reads as replicated).
+  // had (no entry reads as replicated). `plan` need not have been propagated: then only what
+  // `changed` reaches is inferred (the Megatron tactic's trials use this).
   void propagateFrom(ShardingPlan& plan, const std::vector<const Value*>& changed);
 
 private:
