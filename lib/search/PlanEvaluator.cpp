@@ -3,7 +3,6 @@
 #include "shardc/cost/CostModel.h"
 #include "shardc/ir/IR.h"
 #include "shardc/sharding/Propagate.h"
-#include "shardc/sharding/SpmdLowering.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/Stopwatch.h"
 
@@ -32,7 +31,7 @@ PlanCost PlanEvaluator::lowerAndCost(const ShardingPlan& propagated) {
   PlanCost c;
   try {
     Stopwatch lowering(times_.lowering);
-    SpmdProgram program = lowerToSpmd(f_, propagated);
+    SpmdProgram program = lowerer_.lower(propagated);
     lowering.stop();
     Stopwatch costing(times_.costModel);
     CostReport r = model_.evaluate(program.function(), program.mesh);

@@ -4,6 +4,7 @@
 #include "shardc/cost/CostModel.h"
 #include "shardc/search/Search.h"
 #include "shardc/sharding/Propagate.h"
+#include "shardc/sharding/SpmdLowering.h"
 
 #include <map>
 #include <string>
@@ -12,7 +13,8 @@ namespace shardc {
 
 class PlanEvaluator {
 public:
-  PlanEvaluator(const Function& f, const CostModel& model) : f_(f), model_(model), propagator_(f) {}
+  PlanEvaluator(const Function& f, const CostModel& model)
+      : f_(f), model_(model), propagator_(f), lowerer_(f) {}
 
   // `propagated` is `fixed` after the search's step-by-step propagation (decisions taken one
   // after another) from the current stage's root; cached by `fixed` within a stage.
@@ -37,6 +39,7 @@ private:
   const Function& f_;
   const CostModel& model_;
   ShardingPropagator propagator_;
+  SpmdLowerer lowerer_;
   std::map<std::string, PlanCost> stateCache_, cache_;
   MemoryCost smallest_;
   int stage_ = 0;

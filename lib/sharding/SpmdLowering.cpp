@@ -23,7 +23,8 @@ std::string valueName(const Value* v) {
 
 class Lowering {
 public:
-  Lowering(const Function& f, const ShardingPlan& plan) : f_(f), plan_(plan), mesh_(plan.mesh()) {}
+  Lowering(const Function& f, const std::vector<ShardingRule>& rules, const ShardingPlan& plan)
+      : f_(f), rules_(rules), plan_(plan), mesh_(plan.mesh()) {}
 
   SpmdProgram run() {
     SpmdProgram p;
@@ -40,8 +41,9 @@ public:
       map_[arg] = {out->addArgument(arg->name(), local, arg->argKind()), s};
       p.argShardings.push_back(s);
     }
+    size_t i = 0;
     for (const auto& op : f_.ops())
-      lowerOp(*op);
+      lowerOp(*op, rules_[i++]);
     for (size_t i = 0; i < f_.results().size(); ++i) {
       const FuncResult& r = f_.results()[i];
       const ValueSharding* asked = plan_.findResult(f_, i);
@@ -90,13 +92,16 @@ private:
   // How the op's factors are split: taken from the results' annotations first (the layout
   // the plan asked for), or from the operands first (no reshard before the op), whichever
   // sends fewer bytes.
-  std::vector<FactorSharding> chooseFactors(const Op& op, const ShardingRule& rule) {
+  // `wants`: the results' checked annotations.
+  std::vector<FactorSharding> chooseFactors(const Op& op, const ShardingRule& rule,
+                                            const std::vector<TensorSharding>& wants) {
     if (op.numOperands() == 0)
       return std::vector<FactorSharding>(rule.factorSizes.size()); // made whole
-    std::vector<FactorSharding> resultsFirst = factorsInOrder(op, rule, true);
-    std::vector<FactorSharding> operandsFirst = factorsInOrder(op, rule, false);
+    std::vector<FactorSharding> resultsFirst = factorsInOrder(op, rule, wants, true);
+    std::vector<FactorSharding> operandsFirst = factorsInOrder(op, rule, wants, false);
     if (resultsFirst == operandsFirst) return resultsFirst;
-    return reshardBytes(op, rule, operandsFirst) < reshardBytes(op, rule, resultsFirst)
+    return reshardBytes(op, rule, wants, operandsFirst) <
+                   reshardBytes(op, rule, wants, resultsFirst)
                ? operandsFirst
                : resultsFirst;
   }
@@ -104,6 +109,7 @@ private:
   // Bytes each device sends to run `op` with `factors`: operands into place, results to their
   // annotations. Measured by emitting the reshards into a scratch function.
   double reshardBytes(const Op& op, const ShardingRule& rule,
+                      const std::vector<TensorSharding>& wants,
                       const std::vector<FactorSharding>& factors) {
     Function scratch("scratch");
     Builder b(scratch);
@@ -121,7 +127,7 @@ private:
     for (size_t r = 0; r < op.numResults(); ++r) {
       TensorSharding natural = projectToTensor(factors, rule.results[r], rule, mesh_);
       natural.partial = partial;
-      add(op.result(r)->type(), natural, checked(op.result(r)));
+      add(op.result(r)->type(), natural, wants[r]);
     }
     double bytes = 0;
     for (const auto& o : scratch.ops()) {
@@ -142,6 +148,7 @@ private:
   }
 
   std::vector<FactorSharding> factorsInOrder(const Op& op, const ShardingRule& rule,
+                                             const std::vector<TensorSharding>& wants,
                                              bool resultsFirst) {
     size_t nf = rule.factorSizes.size();
     std::vector<FactorSharding> factors(nf);
@@ -158,7 +165,7 @@ private:
     };
     auto takeResults = [&] {
       for (size_t r = 0; r < op.numResults(); ++r)
-        take(checked(op.result(r)), rule.results[r]);
+        take(wants[r], rule.results[r]);
     };
     if (resultsFirst) takeResults();
     for (size_t t = 0; t < op.numOperands(); ++t)
@@ -197,14 +204,16 @@ private:
     return factors;
   }
 
-  void lowerOp(const Op& op) {
+  void lowerOp(const Op& op, const ShardingRule& rule) {
     std::vector<TensorType> operandTypes, resultTypes;
     for (Value* v : op.operands())
       operandTypes.push_back(v->type());
-    for (size_t r = 0; r < op.numResults(); ++r)
+    std::vector<TensorSharding> wants;
+    for (size_t r = 0; r < op.numResults(); ++r) {
       resultTypes.push_back(op.result(r)->type());
-    ShardingRule rule = op.def().shardingRule(OpSig{operandTypes, op.attrs()}, resultTypes);
-    std::vector<FactorSharding> factors = chooseFactors(op, rule);
+      wants.push_back(checked(op.result(r)));
+    }
+    std::vector<FactorSharding> factors = chooseFactors(op, rule, wants);
 
     std::vector<Value*> operands;
     std::vector<TensorType> localOperandTypes;
@@ -245,8 +254,7 @@ private:
     }
     for (size_t r = 0; r < op.numResults(); ++r) {
       Value* v = r == 0 ? first : local->result(r);
-      TensorSharding want = checked(op.result(r));
-      map_[op.result(r)] = {emitReshard(*b_, mesh_, v, natural[r], want), want};
+      map_[op.result(r)] = {emitReshard(*b_, mesh_, v, natural[r], wants[r]), wants[r]};
     }
   }
 
@@ -278,6 +286,7 @@ private:
   }
 
   const Function& f_;
+  const std::vector<ShardingRule>& rules_;
   const ShardingPlan& plan_;
   const Mesh& mesh_;
   Builder* b_ = nullptr;
@@ -287,8 +296,30 @@ private:
 
 } // namespace
 
+struct SpmdLowerer::Impl {
+  const Function& f;
+  std::vector<ShardingRule> rules; // per op, in program order
+};
+
+SpmdLowerer::SpmdLowerer(const Function& f) : impl_(new Impl{f, {}}) {
+  for (const auto& op : f.ops()) {
+    std::vector<TensorType> operandTypes, resultTypes;
+    for (Value* v : op->operands())
+      operandTypes.push_back(v->type());
+    for (size_t r = 0; r < op->numResults(); ++r)
+      resultTypes.push_back(op->result(r)->type());
+    impl_->rules.push_back(op->def().shardingRule(OpSig{operandTypes, op->attrs()}, resultTypes));
+  }
+}
+
+SpmdLowerer::~SpmdLowerer() = default;
+
+SpmdProgram SpmdLowerer::lower(const ShardingPlan& plan) {
+  return Lowering(impl_->f, impl_->rules, plan).run();
+}
+
 SpmdProgram lowerToSpmd(const Function& f, const ShardingPlan& plan) {
-  return Lowering(f, plan).run();
+  return SpmdLowerer(f).lower(plan);
 }
 
 } // namespace shardc

@@ -27,8 +27,24 @@ struct SpmdProgram {
   const Function& function() const { return *module->functions().front(); }
 };
 
-// Throws shardc::Error when a sharding cannot be lowered: it does not fit the value's type or
-// the mesh (naming the value, dimension and axis), or it is partial.
+// Lowering of one function under many plans (the search lowers the same function for every
+// candidate): each op's sharding rule is made once.
+class SpmdLowerer {
+public:
+  explicit SpmdLowerer(const Function& f);
+  ~SpmdLowerer();
+  SpmdLowerer(const SpmdLowerer&) = delete;
+  SpmdLowerer& operator=(const SpmdLowerer&) = delete;
+  // Throws shardc::Error when a sharding cannot be lowered: it does not fit the value's type
+  // or the mesh (naming the value, dimension and axis), or it is partial.
+  SpmdProgram lower(const ShardingPlan& plan);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One-shot SpmdLowerer(f).lower(plan).
 SpmdProgram lowerToSpmd(const Function& f, const ShardingPlan& plan);
 
 } // namespace shardc
