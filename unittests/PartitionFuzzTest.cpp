@@ -256,6 +256,7 @@ PartitionCase extract(const PartitionCase& c, const std::vector<const Value*>& r
   out.module = std::make_unique<Module>();
   out.module->filename = c.module->filename;
   out.mesh = c.mesh;
+  out.stepwise = c.stepwise;
   Function* g = out.module->addFunction(f.name());
   std::unordered_map<const Value*, Value*> map;
   for (size_t i = 0; i < f.numArguments(); ++i)
@@ -357,13 +358,18 @@ PartitionCase shrink(PartitionCase c, const std::function<bool(const PartitionCa
 
 } // namespace
 
-TEST(PartitionFuzzTest, RandomProgramsMatchTheInterpreter) {
+// Each program is checked with its fixed shardings propagated all at once (as the compile
+// does) and one after another (as the search does: every decision continues from the last).
+class RandomProgramTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RandomProgramTest, MatchesTheInterpreter) {
   std::vector<Mesh> meshes = testMeshes();
   std::map<std::string, int> opsSeen;
   int sharded = 0, failures = 0;
   for (int i = 0; i < kPrograms; ++i) {
     PartitionCase c =
         ProgramGenerator(static_cast<uint64_t>(i)).generate(meshes[i % meshes.size()]);
+    c.stepwise = GetParam();
     for (const auto& op : c.function().ops())
       ++opsSeen[op->name()];
     PartitionOutcome o = runPartitioned(c, inputsFor(c));
@@ -380,6 +386,11 @@ TEST(PartitionFuzzTest, RandomProgramsMatchTheInterpreter) {
                            "broadcast", "concat", "split", "add", "tanh"})
     EXPECT_GE(opsSeen[name], 10) << name;
 }
+
+INSTANTIATE_TEST_SUITE_P(PartitionFuzzTest, RandomProgramTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "Stepwise" : "AllAtOnce";
+                         });
 
 TEST(PartitionFuzzTest, ShrinksToTheSmallestFailingProgram) {
   Mesh mesh = Mesh::parse("x=2,y=2");

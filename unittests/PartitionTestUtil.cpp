@@ -34,7 +34,20 @@ PartitionOutcome runPartitioned(const PartitionCase& c, const std::vector<Tensor
   std::unique_ptr<Module> local;
   std::string stage = "propagation";
   try {
-    propagateShardings(f, plan);
+    if (c.stepwise) {
+      plan = ShardingPlan(c.mesh);
+      for (size_t i = 0; i < c.resultShardings.size(); ++i)
+        if (c.resultShardings[i])
+          plan.setResult(f, i, *c.resultShardings[i], {OriginKind::User, ""});
+      ShardingPropagator propagator(f);
+      propagator.propagate(plan);
+      for (const auto& [v, sharding] : c.fixed) {
+        plan.set(v, sharding, {OriginKind::User, ""});
+        propagator.propagateFrom(plan, {v});
+      }
+    } else {
+      propagateShardings(f, plan);
+    }
     auto laidOut = [&](const Value* v) { return !plan.shardingOf(v).isReplicated(); };
     for (size_t i = 0; i < f.numArguments(); ++i)
       out.sharded |= laidOut(f.argument(i));

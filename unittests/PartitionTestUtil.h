@@ -24,6 +24,9 @@ struct PartitionCase {
   std::vector<std::pair<const Value*, TensorSharding>> fixed;
   // Per function result, the layout asked of it (ShardingPlan::setResult), if any.
   std::vector<std::optional<TensorSharding>> resultShardings;
+  // Propagate the fixed shardings one after another, each continuing from the last
+  // (ShardingPropagator::propagateFrom, as the search takes its decisions), not all at once.
+  bool stepwise = false;
 
   const Function& function() const { return *module->functions().front(); }
   // The fixed shardings as a plan, every one OriginKind::User.
