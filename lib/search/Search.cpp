@@ -53,8 +53,10 @@ std::optional<Leaderboard::Entry> rescore(const Leaderboard& candidates, PlanEva
 }
 
 // Why nothing fits, from the plan with the least peak memory, and what would: fewer
-// activations (they grow with the batch) if the state fits, else more devices.
-std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& target) {
+// activations (they grow with the batch, as long as every device still has samples of its
+// own) if the state fits, else more devices.
+std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& target,
+                       const Mesh& mesh) {
   if (m.peak() == 0)
     return "no plan found: the SPMD lowering refused every plan tried (see the log's "
            "baselines), so none could be checked against " +
@@ -68,16 +70,20 @@ std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& tar
                     formatBytes(static_cast<double>(m.inputs)) + ", activations " +
                     formatBytes(static_cast<double>(m.activations)) + "); the target " +
                     target.name + " has " + formatBytes(capacity) + ". ";
+  if (state >= capacity)
+    return msg + "Its parameters and optimizer state alone do not fit: use a mesh with more "
+                 "devices";
   int64_t batch = 0;
   for (size_t i = 0; i < f.numArguments() && !batch; ++i)
     if (f.argument(i)->argKind() == ArgKind::Input && f.argument(i)->type().rank() > 0)
       batch = f.argument(i)->type().shape[0];
-  if (state >= capacity || m.activations == 0 || batch == 0)
-    return msg + "Its parameters and optimizer state alone do not fit: use a mesh with more "
-                 "devices";
+  if (m.activations == 0 || batch == 0) return msg + "Use a mesh with more devices";
   double scale = (capacity - state) / static_cast<double>(m.activations);
   auto fitting = static_cast<int64_t>(static_cast<double>(batch) * scale);
-  if (fitting < 1) return msg + "Even a batch of 1 would not fit: use a mesh with more devices";
+  int64_t smallest = std::min(batch, mesh.numDevices());
+  if (fitting < smallest)
+    return msg + "Even a batch of " + std::to_string(smallest) +
+           " would not fit: use a mesh with more devices";
   return msg + "Activations grow with the batch: a batch of about " + std::to_string(fitting) +
          " (now " + std::to_string(batch) + ") would fit, or use a mesh with more devices";
 }
@@ -233,7 +239,8 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   r.times.lowering = t.lowering;
   r.times.costModel = t.costModel;
   r.evaluations = evaluator.evaluations();
-  if (!r.cost.feasible) throw Error(doesNotFit(f, evaluator.smallest(), model.target()));
+  if (!r.cost.feasible)
+    throw Error(doesNotFit(f, evaluator.smallest(), model.target(), fixed.mesh()));
   total.stop();
   return r;
 }
