@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 
@@ -137,7 +138,11 @@ int main(int argc, char** argv) {
                    "--auto-partition: seed of the tree search (default 0); same seed, same "
                    "plan")
       ->check([](const std::string& v) {
-        return v.empty() || v[0] == '-' ? "a seed is a non-negative integer" : "";
+        uint64_t seed = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+        return v.empty() || ec != std::errc() || end != v.data() + v.size()
+                   ? "a seed is an integer from 0 to 18446744073709551615"
+                   : "";
       });
   later.add(compile);
 
