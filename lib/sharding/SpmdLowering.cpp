@@ -98,12 +98,29 @@ private:
     if (op.numOperands() == 0)
       return std::vector<FactorSharding>(rule.factorSizes.size()); // made whole
     std::vector<FactorSharding> resultsFirst = factorsInOrder(op, rule, wants, true);
+    if (movesNothing(op, rule, wants, resultsFirst)) return resultsFirst; // nothing sends less
     std::vector<FactorSharding> operandsFirst = factorsInOrder(op, rule, wants, false);
     if (resultsFirst == operandsFirst) return resultsFirst;
     return reshardBytes(op, rule, wants, operandsFirst) <
                    reshardBytes(op, rule, wants, resultsFirst)
                ? operandsFirst
                : resultsFirst;
+  }
+
+  // Running `op` with `factors` needs no reshard: the operands are laid out so already, and
+  // the results come out as annotated (not partial).
+  bool movesNothing(const Op& op, const ShardingRule& rule,
+                    const std::vector<TensorSharding>& wants,
+                    const std::vector<FactorSharding>& factors) const {
+    for (size_t f = 0; f < factors.size(); ++f)
+      if (rule.factorKinds[f] == FactorKind::Reduction && !factors[f].axes.empty()) return false;
+    for (size_t t = 0; t < op.numOperands(); ++t)
+      if (!(projectToTensor(factors, rule.operands[t], rule, mesh_) ==
+            map_.at(op.operand(t)).sharding))
+        return false;
+    for (size_t r = 0; r < op.numResults(); ++r)
+      if (!(projectToTensor(factors, rule.results[r], rule, mesh_) == wants[r])) return false;
+    return true;
   }
 
   // Bytes each device sends to run `op` with `factors`: operands into place, results to their
@@ -254,7 +271,7 @@ private:
     }
     for (size_t r = 0; r < op.numResults(); ++r) {
       Value* v = r == 0 ? first : local->result(r);
-      map_[op.result(r)] = {emitReshard(*b_, mesh_, v, natural[r], wants[r]), wants[r]};
+      map_[op.result(r)] = {emitReshard(*b_, mesh_, v, natural[r], wants[r]), std::move(wants[r])};
     }
   }
 
