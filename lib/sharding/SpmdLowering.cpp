@@ -41,9 +41,9 @@ public:
       map_[arg] = {out->addArgument(arg->name(), local, arg->argKind()), s};
       p.argShardings.push_back(s);
     }
-    size_t i = 0;
+    size_t opIndex = 0;
     for (const auto& op : f_.ops())
-      lowerOp(*op, rules_[i++]);
+      lowerOp(*op, rules_[opIndex++]);
     for (size_t i = 0; i < f_.results().size(); ++i) {
       const FuncResult& r = f_.results()[i];
       const ValueSharding* asked = plan_.findResult(f_, i);
@@ -91,8 +91,7 @@ private:
 
   // How the op's factors are split: taken from the results' annotations first (the layout
   // the plan asked for), or from the operands first (no reshard before the op), whichever
-  // sends fewer bytes.
-  // `wants`: the results' checked annotations.
+  // sends fewer bytes. `wants`: the results' checked annotations.
   std::vector<FactorSharding> chooseFactors(const Op& op, const ShardingRule& rule,
                                             const std::vector<TensorSharding>& wants) {
     if (op.numOperands() == 0)
