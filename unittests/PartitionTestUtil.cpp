@@ -14,10 +14,11 @@
 
 namespace shardc::testing {
 
-ShardingPlan PartitionCase::plan() const {
+ShardingPlan PartitionCase::plan(bool withFixed) const {
   ShardingPlan p(mesh);
-  for (const auto& [v, s] : fixed)
-    p.set(v, s, {OriginKind::User, ""});
+  if (withFixed)
+    for (const auto& [v, s] : fixed)
+      p.set(v, s, {OriginKind::User, ""});
   for (size_t i = 0; i < resultShardings.size(); ++i)
     if (resultShardings[i]) p.setResult(function(), i, *resultShardings[i], {OriginKind::User, ""});
   return p;
@@ -35,10 +36,7 @@ PartitionOutcome runPartitioned(const PartitionCase& c, const std::vector<Tensor
   std::string stage = "propagation";
   try {
     if (c.stepwise) {
-      plan = ShardingPlan(c.mesh);
-      for (size_t i = 0; i < c.resultShardings.size(); ++i)
-        if (c.resultShardings[i])
-          plan.setResult(f, i, *c.resultShardings[i], {OriginKind::User, ""});
+      plan = c.plan(false);
       ShardingPropagator propagator(f);
       propagator.propagate(plan);
       for (const auto& [v, sharding] : c.fixed) {

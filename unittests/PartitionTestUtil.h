@@ -29,8 +29,9 @@ struct PartitionCase {
   bool stepwise = false;
 
   const Function& function() const { return *module->functions().front(); }
-  // The fixed shardings as a plan, every one OriginKind::User.
-  ShardingPlan plan() const;
+  // The fixed shardings (without `withFixed`: only the asked result layouts) as a plan, every
+  // one OriginKind::User.
+  ShardingPlan plan(bool withFixed = true) const;
   // The mesh and the module annotated with the fixed shardings: text IR that reproduces
   // the case (shardc-opt reads it).
   std::string str() const;

@@ -80,9 +80,9 @@ std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& tar
   if (m.activations == 0 || batch == 0) return msg + "Use a mesh with more devices";
   double scale = (capacity - state) / static_cast<double>(m.activations);
   auto fitting = static_cast<int64_t>(static_cast<double>(batch) * scale);
-  int64_t smallest = std::min(batch, mesh.numDevices());
-  if (fitting < smallest)
-    return msg + "Even a batch of " + std::to_string(smallest) +
+  int64_t onePerDevice = std::min(batch, mesh.numDevices());
+  if (fitting < onePerDevice)
+    return msg + "Even a batch of " + std::to_string(onePerDevice) +
            " would not fit: use a mesh with more devices";
   return msg + "Activations grow with the batch: a batch of about " + std::to_string(fitting) +
          " (now " + std::to_string(batch) + ") would fit, or use a mesh with more devices";
