@@ -211,6 +211,17 @@ CompileResult compileModel(const CompileOptions& o) {
              std::to_string(ms) + " ms");
     log.line(pef.costText);
   };
+  // The executable plan of the program the PEF runs (not needed for an estimate).
+  auto planFor = [&](const Function& program) {
+    if (o.estimateOnly) return;
+    auto k0 = std::chrono::steady_clock::now();
+    pef.programs[0].plan = buildPlan(program);
+    log.line("executable plan (" +
+             std::to_string(
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - k0)
+                     .count()) +
+             " ms): " + describePlan(pef.programs[0].plan, program));
+  };
   if (setup) {
     auto p0 = std::chrono::steady_clock::now();
     Partitioned part = partitionProgram(f, o.partition, *setup, target,
@@ -230,6 +241,7 @@ CompileResult compileModel(const CompileOptions& o) {
     for (const TensorSharding& s : part.program.resultShardings)
       prog.resultShardings.push_back(s.str());
     pef.programs.push_back(std::move(prog));
+    planFor(local);
     std::map<std::string, int> collectives;
     for (const auto& op : local.ops())
       if (op->def().communicates) ++collectives[op->name()];
@@ -247,7 +259,8 @@ CompileResult compileModel(const CompileOptions& o) {
     if (o.debug) artifacts.emplace_back(name + ".origins.txt", printShardingOrigins(f, part.plan));
     estimate(*part.program.module->functions()[0], part.plan.mesh());
   } else {
-    pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}});
+    pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}, {}});
+    planFor(f);
     estimate(f, Mesh());
   }
   log.line("program: " + std::to_string(f.ops().size()) + " ops, " +

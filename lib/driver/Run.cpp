@@ -1,4 +1,5 @@
 #include "shardc/driver/Driver.h"
+#include "shardc/exec/CompiledFunction.h"
 #include "shardc/ir/IR.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/runtime/Interpreter.h"
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 
 namespace shardc {
 namespace {
@@ -61,56 +63,59 @@ std::string fileNameFor(std::string name) {
 }
 
 // Runs the program step by step on one device, on threads as devices, or as this MPI rank's
-// device, on whole arguments; returns whole outputs (on MPI rank 0 only).
+// device, on whole arguments; returns whole outputs (on MPI rank 0 only). Each device runs
+// the PEF's executable plan on native kernels, or (--reference) the reference interpreter.
 class Executor {
 public:
-  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs)
-      : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)) {
-    if (!l.partitioned()) return;
-    int64_t n = l.mesh.numDevices();
-    if (mpi::launchedByMpi()) {
-      comm_ = std::make_unique<MpiCollectives>(l.mesh); // checks one device per rank
-      local_.push_back(shard(comm_->device()));
-    } else {
-      if (n > kMaxThreadDevices)
-        throw Error("the PEF's mesh " + l.mesh.str() + " has " + std::to_string(n) +
-                    " devices; one process simulates at most " + std::to_string(kMaxThreadDevices) +
-                    " (run it under mpirun -np " + std::to_string(n) + ")");
-      for (int64_t d = 0; d < n; ++d)
-        local_.push_back(shard(d));
+  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads)
+      : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)), reference_(reference) {
+    for (size_t i = 0; i < f_.results().size(); ++i)
+      if (f_.results()[i].tiedArg < 0) untied_.push_back(i);
+    int64_t devices = 1;
+    if (l.partitioned()) {
+      int64_t n = l.mesh.numDevices();
+      if (mpi::launchedByMpi()) {
+        comm_ = std::make_unique<MpiCollectives>(l.mesh); // checks one device per rank
+        local_.push_back(shard(comm_->device()));
+      } else {
+        if (n > kMaxThreadDevices)
+          throw Error("the PEF's mesh " + l.mesh.str() + " has " + std::to_string(n) +
+                      " devices; one process simulates at most " +
+                      std::to_string(kMaxThreadDevices) + " (run it under mpirun -np " +
+                      std::to_string(n) + ")");
+        for (int64_t d = 0; d < n; ++d)
+          local_.push_back(shard(d));
+        devices = n;
+      }
     }
+    if (reference_) return;
+    int perDevice = intraOpThreads(devices, threads);
+    size_t count = l.partitioned() ? local_.size() : 1;
+    for (size_t d = 0; d < count; ++d)
+      compiled_.push_back(std::make_unique<CompiledFunction>(f_, l.pef.programs[0].plan, perDevice));
   }
 
   // One step; the whole value of every result that is not tied to an argument (empty
   // tensors on MPI ranks other than 0).
   std::vector<Tensor> step() {
-    InterpreterStats st;
-    if (!l_.partitioned()) {
-      auto results = interpret(f_, whole_, nullptr, &st);
-      note(st);
-      return keep(std::move(results), whole_);
-    }
+    if (!l_.partitioned()) return runDevice(0, whole_, nullptr);
     if (comm_) {
-      auto results = interpret(f_, local_[0], comm_.get(), &st);
-      note(st);
-      return keep(std::move(results), local_[0]);
+      std::vector<Tensor> results = runDevice(0, local_[0], comm_.get());
+      std::vector<Tensor> out;
+      for (size_t k = 0; k < untied_.size(); ++k)
+        out.push_back(gatherWhole(results[k], l_.resultShardings[untied_[k]]));
+      return out;
     }
-    std::vector<InterpreterStats> perDevice(local_.size());
     auto results = runOnDevices(l_.mesh, [&](Collectives& c) {
       auto d = static_cast<size_t>(c.device());
-      return interpret(f_, local_[d], &c, &perDevice[d]);
+      return runDevice(d, local_[d], &c);
     });
-    for (const InterpreterStats& s : perDevice)
-      note(s);
-    for (size_t d = 0; d < results.size(); ++d)
-      keepLocal(results[d], local_[d]);
     std::vector<Tensor> out;
-    for (size_t i = 0; i < f_.results().size(); ++i) {
-      if (f_.results()[i].tiedArg >= 0) continue;
+    for (size_t k = 0; k < untied_.size(); ++k) {
       std::vector<Tensor> pieces;
       for (auto& r : results)
-        pieces.push_back(std::move(r[i]));
-      out.push_back(assemble(pieces, l_.resultShardings[i], l_.mesh));
+        pieces.push_back(std::move(r[k]));
+      out.push_back(assemble(pieces, l_.resultShardings[untied_[k]], l_.mesh));
     }
     return out;
   }
@@ -125,18 +130,43 @@ public:
     return assemble(pieces, l_.argShardings[i], l_.mesh);
   }
 
-  // The most bytes one device held at once (arguments and live op results), over all steps.
+  // The most bytes one device held at once, over all steps: arguments and live op results
+  // (the interpreter), or arguments, arena and constants (the compiled plan).
   int64_t peakBytes() const { return peakBytes_; }
-  // Kernel seconds per op name, over all steps and devices.
+  // Kernel seconds per op name (per kernel of the plan when compiled), over all steps and
+  // devices.
   const std::map<std::string, double>& secondsByOp() const { return secondsByOp_; }
 
 private:
   static constexpr int64_t kMaxThreadDevices = 256;
 
-  void note(const InterpreterStats& s) {
-    peakBytes_ = std::max(peakBytes_, s.argumentBytes + s.peakResultBytes);
-    for (const auto& [op, sec] : s.secondsByOp)
+  // Device d's step on its arguments `args` (tied results replace their arguments); returns
+  // its untied results.
+  std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm) {
+    if (!reference_) {
+      ExecStats st;
+      std::vector<Tensor> out = compiled_[d]->run(args, comm, &st);
+      std::lock_guard<std::mutex> lock(mu_);
+      peakBytes_ = std::max(peakBytes_, st.peakBytes);
+      for (const auto& [k, sec] : st.secondsByKernel)
+        secondsByOp_[k] += sec;
+      return out;
+    }
+    InterpreterStats st;
+    std::vector<Tensor> results = interpret(f_, args, comm, &st);
+    std::vector<Tensor> out;
+    for (size_t i = 0; i < results.size(); ++i) {
+      int64_t tied = f_.results()[i].tiedArg;
+      if (tied >= 0)
+        args[static_cast<size_t>(tied)] = std::move(results[i]);
+      else
+        out.push_back(std::move(results[i]));
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    peakBytes_ = std::max(peakBytes_, st.argumentBytes + st.peakResultBytes);
+    for (const auto& [op, sec] : st.secondsByOp)
       secondsByOp_[op] += sec;
+    return out;
   }
 
   std::vector<Tensor> shard(int64_t device) const {
@@ -144,25 +174,6 @@ private:
     for (size_t i = 0; i < whole_.size(); ++i)
       args.push_back(shardOf(whole_[i], l_.argShardings[i], l_.mesh, device));
     return args;
-  }
-
-  // Tied results replace their arguments; the others are returned.
-  std::vector<Tensor> keep(std::vector<Tensor> results, std::vector<Tensor>& args) {
-    std::vector<Tensor> out;
-    for (size_t i = 0; i < results.size(); ++i) {
-      int64_t tied = f_.results()[i].tiedArg;
-      if (tied >= 0)
-        args[static_cast<size_t>(tied)] = std::move(results[i]);
-      else
-        out.push_back(comm_ ? gatherWhole(results[i], l_.resultShardings[i])
-                            : std::move(results[i]));
-    }
-    return out;
-  }
-  void keepLocal(std::vector<Tensor>& results, std::vector<Tensor>& args) {
-    for (size_t i = 0; i < results.size(); ++i)
-      if (int64_t tied = f_.results()[i].tiedArg; tied >= 0)
-        args[static_cast<size_t>(tied)] = results[i];
   }
 
   Tensor gatherWhole(const Tensor& local, const TensorSharding& s) {
@@ -173,8 +184,12 @@ private:
   const LoadedPef& l_;
   const Function& f_;
   std::vector<Tensor> whole_;
+  bool reference_;
+  std::vector<size_t> untied_; // indices of the results that are not tied to an argument
   std::vector<std::vector<Tensor>> local_; // per device (one under MPI)
+  std::vector<std::unique_ptr<CompiledFunction>> compiled_; // per device in this process
   std::unique_ptr<MpiCollectives> comm_;
+  std::mutex mu_;
   int64_t peakBytes_ = 0;
   std::map<std::string, double> secondsByOp_;
 };
@@ -228,7 +243,7 @@ void runPef(const RunOptions& o) {
     args.push_back(std::move(t));
   }
 
-  Executor exec(l, std::move(args));
+  Executor exec(l, std::move(args), o.reference, o.threads);
   std::vector<std::vector<Tensor>> perStep;
   std::vector<double> seconds;
   for (int64_t s = 0; s < o.steps; ++s) {
@@ -246,7 +261,8 @@ void runPef(const RunOptions& o) {
     for (const auto& [op, sec] : exec.secondsByOp())
       ops.emplace_back(sec, op);
     std::sort(ops.rbegin(), ops.rend());
-    std::printf("kernel seconds per step by op (summed over devices):");
+    std::printf(o.reference ? "kernel seconds per step by op (summed over devices):"
+                             : "kernel seconds per step by kernel (summed over devices):");
     for (const auto& [sec, op] : ops)
       std::printf(" %s %.6f", op.c_str(), sec / static_cast<double>(o.steps));
     std::printf("\n");

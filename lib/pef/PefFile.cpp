@@ -60,6 +60,40 @@ pef::BufferKind kindToProto(BufferKind k) {
   return pef::BUFFER_UNSPECIFIED;
 }
 
+void planToProto(const ExecPlan& plan, pef::ExecPlan* p) {
+  p->set_arena_bytes(plan.arenaBytes);
+  for (const PlanValue& v : plan.values) {
+    auto* pv = p->add_values();
+    pv->set_home(static_cast<pef::PlanValue::Home>(v.home));
+    pv->set_offset(v.offset);
+    pv->set_base(v.base);
+  }
+  for (const PlanStep& s : plan.steps) {
+    auto* ps = p->add_steps();
+    ps->set_kernel(s.kernel);
+    for (int64_t i : s.ops)
+      ps->add_ops(i);
+    ps->set_reference(s.reference);
+  }
+}
+
+// Only the encoding is checked here; checkPlan compares the plan with its program.
+ExecPlan planFromProto(const pef::ExecPlan& p, const std::string& path) {
+  ExecPlan plan;
+  plan.arenaBytes = p.arena_bytes();
+  if (plan.arenaBytes < 0 || plan.arenaBytes > (int64_t(1) << 46))
+    throw Error(path + ": the executable plan's arena size " + std::to_string(plan.arenaBytes) +
+                " is out of range");
+  for (const auto& v : p.values()) {
+    if (v.home() < pef::PlanValue::ARENA || v.home() > pef::PlanValue::FUSED)
+      throw Error(path + ": the executable plan has a value of unknown placement");
+    plan.values.push_back({static_cast<ValueHome>(v.home()), v.offset(), v.base()});
+  }
+  for (const auto& s : p.steps())
+    plan.steps.push_back({s.kernel(), {s.ops().begin(), s.ops().end()}, s.reference()});
+  return plan;
+}
+
 } // namespace
 
 std::string_view bufferKindName(BufferKind k) {
@@ -109,6 +143,7 @@ std::string serializePef(const Pef& in) {
       pp->add_arg_shardings(sh);
     for (const auto& sh : prog.resultShardings)
       pp->add_result_shardings(sh);
+    planToProto(prog.plan, pp->mutable_plan());
   }
   p.set_cost_text(in.costText);
   p.set_cost_json(in.costJson);
@@ -140,6 +175,10 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
                 " is newer than this shardc reads (" + std::to_string(kPefFormatVersion) +
                 "); recompile the model or update shardc");
   if (version == 0) throw Error(path + ": corrupt PEF header (format version 0)");
+  if (version < kPefFormatVersion)
+    throw Error(path + ": PEF format version " + std::to_string(version) +
+                " has no executable plan (this shardc reads version " +
+                std::to_string(kPefFormatVersion) + "); recompile the model with shardc compile");
   uint64_t length = getLE<uint64_t>(bytes.data() + 16);
   if (length != bytes.size() - kHeaderSize - kTrailerSize)
     throw Error(path + ": PEF is truncated or has trailing bytes (header says " +
@@ -188,7 +227,8 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
                             prog.entry(),
                             prog.ir(),
                             {prog.arg_shardings().begin(), prog.arg_shardings().end()},
-                            {prog.result_shardings().begin(), prog.result_shardings().end()}});
+                            {prog.result_shardings().begin(), prog.result_shardings().end()},
+                            planFromProto(prog.plan(), path)});
   out.costText = p.cost_text();
   out.costJson = p.cost_json();
   for (const auto& w : p.weights()) {

@@ -85,6 +85,9 @@ LoadedPef loadPef(const std::string& path) {
                   (l.partitioned() ? " laid out as " + l.argShardings[i].str() : ""));
   }
   if (params != weights.size()) throw Error(path + ": holds weights that no parameter uses");
+  if (std::string err = checkPlan(prog.plan, f); !err.empty())
+    throw Error(path + ": the executable plan does not fit the program: " + err +
+                " (recompile the model)");
   return l;
 }
 

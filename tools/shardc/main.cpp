@@ -157,7 +157,15 @@ int main(int argc, char** argv) {
   run->add_option("--save-weights", ro.saveWeights,
                   "write the parameters after the run to an .npz");
   run->add_flag("--stats", ro.stats,
-                "print the median step time and the peak bytes one device held");
+                "print the median step time, the peak bytes one device held and the time per "
+                "kernel");
+  run->add_flag("--reference", ro.reference,
+                "run the program through the reference interpreter (double precision, op by op) "
+                "instead of its compiled plan");
+  run->add_option("--threads", ro.threads,
+                  "threads of the run, shared by its devices (default: every core the process "
+                  "may use; MPI ranks on one host share them)")
+      ->check(CLI::Range(1, 4096));
 
   std::string inspectPath;
   bool json = false;

@@ -66,6 +66,8 @@ struct RunOptions {
   std::string weights;     // .npz overriding parameter values
   std::string saveWeights; // .npz of the parameters after the run
   bool stats = false;      // print step times and the peak bytes each device held
+  bool reference = false;  // run through the reference interpreter instead of the plan
+  int threads = 0;         // threads of the process, over its devices (0: every usable core)
 };
 
 // Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy.

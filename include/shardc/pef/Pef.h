@@ -5,6 +5,7 @@
 // byte and any truncation (it is not a signature).
 #pragma once
 
+#include "shardc/exec/Plan.h"
 #include "shardc/ir/Tensor.h"
 #include "shardc/sharding/Mesh.h"
 
@@ -17,7 +18,8 @@
 namespace shardc {
 class Module;
 
-inline constexpr uint32_t kPefFormatVersion = 1;
+// Version 2 added the executable plan; version 1 PEFs are refused (recompile them).
+inline constexpr uint32_t kPefFormatVersion = 2;
 
 enum class BufferKind { Input, Param, OptState, Output };
 std::string_view bufferKindName(BufferKind k);
@@ -37,6 +39,7 @@ struct PefProgram {
   std::string entry;
   std::string ir;
   std::vector<std::string> argShardings, resultShardings; // empty: not partitioned
+  ExecPlan plan;
 };
 
 struct Pef {
@@ -61,7 +64,8 @@ Pef readPef(const std::string& path);
 
 // A PEF's program ready to run: parsed and verified IR, weights checked against the
 // entry function's parameters (names, types: a partitioned program's local pieces against the
-// whole weights). Throws shardc::Error on any mismatch.
+// whole weights), the executable plan checked against the program. Throws shardc::Error on
+// any mismatch.
 struct LoadedPef {
   Pef pef;
   std::unique_ptr<Module> module;

@@ -1,0 +1,59 @@
+// A device program bound to native kernels: the plan's steps, one arena, the constants.
+// Made once per device when a PEF is loaded; each run() is one step and allocates nothing
+// but the returned outputs.
+#pragma once
+
+#include "shardc/exec/Plan.h"
+#include "shardc/ir/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardc {
+class Collectives;
+class Function;
+class Kernel;
+namespace dnnl_glue {
+struct Context;
+}
+
+struct ExecStats {
+  int64_t peakBytes = 0;                     // arena + constants + arguments
+  std::map<std::string, double> secondsByKernel; // added up over runs
+};
+
+class CompiledFunction {
+public:
+  // `plan` must pass checkPlan against `f` (throws shardc::Error otherwise). `threads`:
+  // intra-op threads of this device.
+  CompiledFunction(const Function& f, ExecPlan plan, int threads);
+  ~CompiledFunction();
+  CompiledFunction(const CompiledFunction&) = delete;
+  CompiledFunction& operator=(const CompiledFunction&) = delete;
+
+  // One step on `args` (one per argument; types checked). Results tied to an argument are
+  // left in that argument's tensor; the others are returned, in result order.
+  std::vector<Tensor> run(std::vector<Tensor>& args, Collectives* comm = nullptr,
+                          ExecStats* stats = nullptr);
+
+  const ExecPlan& plan() const { return plan_; }
+
+private:
+  const Function& f_;
+  ExecPlan plan_;
+  int threads_;
+  std::unique_ptr<dnnl_glue::Context> dnnl_;
+  std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::vector<uint8_t> arena_;
+  std::map<int64_t, Tensor> constants_; // by value id
+  std::vector<int64_t> argIds_;
+};
+
+// The intra-op threads each device gets when `devices` devices share this process (and MPI
+// ranks share the host): the process's usable cores (sched_getaffinity) divided among them,
+// at least one; `requested` > 0 caps it.
+int intraOpThreads(int64_t devicesInProcess, int requested);
+
+} // namespace shardc

@@ -1,0 +1,128 @@
+#include "shardc/exec/CompiledFunction.h"
+
+#include "DnnlGlue.h"
+#include "Kernel.h"
+
+#include "shardc/ir/IR.h"
+#include "shardc/support/Error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <omp.h>
+#include <sched.h>
+
+namespace shardc {
+
+CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads)
+    : f_(f), plan_(std::move(plan)), threads_(std::max(1, threads)),
+      dnnl_(std::make_unique<dnnl_glue::Context>()) {
+  std::string err = checkPlan(plan_, f);
+  if (!err.empty()) throw Error("the executable plan does not fit its program: " + err);
+  ValueNumbering num(f);
+  // Constants first: kernels may look at them while binding.
+  for (const Op* op : num.ops()) {
+    int64_t r0 = num.id(op->result(0));
+    if (plan_.values[static_cast<size_t>(r0)].home != ValueHome::Constant) continue;
+    std::vector<const Tensor*> in;
+    for (const Value* v : op->operands())
+      in.push_back(&constants_.at(num.id(v)));
+    std::vector<Tensor> out = runRegistryKernel(*op, in);
+    for (size_t r = 0; r < out.size(); ++r)
+      constants_.emplace(num.id(op->result(r)), std::move(out[r]));
+  }
+  for (const PlanStep& s : plan_.steps) {
+    BindArgs a{s, num, plan_, dnnl_.get(), {}};
+    for (int64_t i : s.ops)
+      a.ops.push_back(num.op(i));
+    kernels_.push_back(bindKernel(a));
+  }
+  arena_.assign(static_cast<size_t>(plan_.arenaBytes), 0);
+}
+
+CompiledFunction::~CompiledFunction() = default;
+
+std::vector<Tensor> CompiledFunction::run(std::vector<Tensor>& args, Collectives* comm,
+                                          ExecStats* stats) {
+  if (args.size() != f_.numArguments())
+    throw Error("@" + f_.name() + " takes " + std::to_string(f_.numArguments()) +
+                " arguments, got " + std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].type() != f_.argument(i)->type())
+      throw Error("argument '" + f_.argument(i)->name() + "' expects " +
+                  f_.argument(i)->type().str() + ", got " + args[i].type().str());
+  ExecContext ctx;
+  ctx.comm = comm;
+  ctx.threads = threads_;
+  ctx.dnnl = dnnl_.get();
+  ctx.ptr.resize(plan_.values.size(), nullptr);
+  for (size_t v = 0; v < plan_.values.size(); ++v) {
+    const PlanValue& pv = plan_.values[v];
+    switch (pv.home) {
+    case ValueHome::Argument:
+      ctx.ptr[v] = args[static_cast<size_t>(pv.base)].data();
+      break;
+    case ValueHome::Arena:
+      ctx.ptr[v] = arena_.data() + pv.offset;
+      break;
+    case ValueHome::View:
+      ctx.ptr[v] = ctx.ptr[static_cast<size_t>(pv.base)]
+                       ? ctx.ptr[static_cast<size_t>(pv.base)] + pv.offset
+                       : nullptr;
+      break;
+    case ValueHome::Constant:
+      ctx.ptr[v] = constants_.at(static_cast<int64_t>(v)).data();
+      break;
+    case ValueHome::Fused:
+      break;
+    }
+  }
+  omp_set_num_threads(threads_);
+  for (size_t s = 0; s < kernels_.size(); ++s) {
+    auto t0 = std::chrono::steady_clock::now();
+    kernels_[s]->run(ctx);
+    if (stats)
+      stats->secondsByKernel[plan_.steps[s].kernel] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  ValueNumbering num(f_);
+  std::vector<Tensor> out;
+  std::vector<std::pair<size_t, Tensor>> tiedCopies;
+  for (const auto& r : f_.results()) {
+    int64_t id = num.id(r.value);
+    const PlanValue& pv = plan_.values[static_cast<size_t>(id)];
+    if (r.tiedArg >= 0 && pv.home == ValueHome::Argument && pv.base == r.tiedArg) continue;
+    Tensor t(r.value->type());
+    if (t.byteSize()) std::memcpy(t.data(), ctx.ptr[static_cast<size_t>(id)], t.byteSize());
+    if (r.tiedArg >= 0)
+      tiedCopies.emplace_back(static_cast<size_t>(r.tiedArg), std::move(t));
+    else
+      out.push_back(std::move(t));
+  }
+  // Every source was read before any argument is overwritten.
+  for (auto& [arg, t] : tiedCopies)
+    args[arg] = std::move(t);
+  if (stats) {
+    int64_t bytes = plan_.arenaBytes;
+    for (const auto& [id, t] : constants_)
+      bytes += static_cast<int64_t>(t.byteSize());
+    for (const Tensor& a : args)
+      bytes += static_cast<int64_t>(a.byteSize());
+    stats->peakBytes = std::max(stats->peakBytes, bytes);
+  }
+  return out;
+}
+
+int intraOpThreads(int64_t devicesInProcess, int requested) {
+  cpu_set_t set;
+  int cores = 1;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = std::max(1, CPU_COUNT(&set));
+  int ranksOnHost = 1;
+  if (const char* s = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) ranksOnHost = std::max(1, std::atoi(s));
+  int64_t budget = std::max(1, cores / ranksOnHost);
+  if (requested > 0) budget = std::min<int64_t>(budget, requested);
+  return static_cast<int>(std::max<int64_t>(1, budget / std::max<int64_t>(1, devicesInProcess)));
+}
+
+} // namespace shardc

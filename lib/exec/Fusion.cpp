@@ -1,0 +1,203 @@
+#include "Fusion.h"
+
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace shardc {
+namespace {
+
+const std::set<std::string_view> kLaneOps = {
+    "neg",  "abs",     "relu",  "exp",  "log", "sqrt", "rsqrt", "reciprocal", "tanh",
+    "erf",  "sigmoid", "floor", "not",  "add", "sub",  "mul",   "div",        "pow",
+    "max",  "min",     "and",   "or",   "compare", "where", "cast", "gelu", "broadcast"};
+
+bool laneType(DType t) {
+  return t == DType::F32 || t == DType::I1;
+}
+
+// Epilogue ops a matmul kernel applies to its result before storing it (oneDNN post-ops).
+const std::set<std::string_view> kEpilogueUnary = {"relu", "tanh", "sigmoid", "exp", "gelu",
+                                                   "abs"};
+const std::set<std::string_view> kEpilogueBinary = {"add", "sub", "mul"};
+
+bool isResult(const Function& f, const Value* v) {
+  for (const auto& r : f.results())
+    if (r.value == v) return true;
+  return false;
+}
+
+bool swapsLastTwo(const Op& t) {
+  const auto& perm = t.attrs().getInts("perm");
+  size_t n = perm.size();
+  if (n < 2) return false;
+  for (size_t i = 0; i + 2 < n; ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return perm[n - 2] == static_cast<int64_t>(n - 1) && perm[n - 1] == static_cast<int64_t>(n - 2);
+}
+
+class GroupFormer {
+public:
+  GroupFormer(const Function& f, const std::vector<const Op*>& ops,
+              const std::vector<bool>& constant)
+      : f_(f), ops_(ops), constant_(constant), groupOf_(ops.size(), -1) {
+    for (size_t i = 0; i < ops.size(); ++i)
+      index_[ops[i]] = static_cast<int64_t>(i);
+  }
+
+  std::vector<KernelGroup> run() {
+    for (size_t i = 0; i < ops_.size(); ++i)
+      if (!constant_[i]) place(static_cast<int64_t>(i));
+    for (size_t i = 0; i < ops_.size(); ++i)
+      if (!constant_[i] && ops_[i]->name() == "matmul") fuseMatmul(static_cast<int64_t>(i));
+    std::vector<KernelGroup> out;
+    for (Group& g : groups_) {
+      if (g.ops.empty()) continue;
+      std::sort(g.ops.begin(), g.ops.end());
+      if (g.kernel == "fused_elementwise" && g.ops.size() == 1)
+        g.kernel = ops_[static_cast<size_t>(g.ops[0])]->name();
+      out.push_back({g.kernel, g.ops});
+    }
+    std::sort(out.begin(), out.end(), [](const KernelGroup& a, const KernelGroup& b) {
+      return a.ops.back() < b.ops.back();
+    });
+    return out;
+  }
+
+private:
+  struct Group {
+    std::string kernel;
+    std::vector<int64_t> ops;
+    Shape shape;
+    bool open = true; // no op outside it has read one of its values yet
+  };
+
+  int64_t producer(const Value* v) const {
+    if (v->isArgument()) return -1;
+    auto it = index_.find(v->definingOp());
+    return it == index_.end() ? -1 : it->second;
+  }
+
+  void place(int64_t i) {
+    const Op& op = *ops_[static_cast<size_t>(i)];
+    int64_t target = -1;
+    if (isLaneOp(op)) {
+      // Join the latest open elementwise group over the same shape that feeds this op.
+      for (Value* v : op.operands()) {
+        int64_t p = producer(v);
+        if (p < 0 || constant_[static_cast<size_t>(p)]) continue;
+        int64_t g = groupOf_[static_cast<size_t>(p)];
+        if (g >= 0 && groups_[static_cast<size_t>(g)].kernel == "fused_elementwise" &&
+            groups_[static_cast<size_t>(g)].open &&
+            groups_[static_cast<size_t>(g)].shape == op.result(0)->type().shape)
+          target = std::max(target, g);
+      }
+      if (target < 0) {
+        target = static_cast<int64_t>(groups_.size());
+        groups_.push_back({"fused_elementwise", {}, op.result(0)->type().shape});
+      }
+    } else {
+      target = static_cast<int64_t>(groups_.size());
+      groups_.push_back({op.name(), {}, {}});
+    }
+    groups_[static_cast<size_t>(target)].ops.push_back(i);
+    groupOf_[static_cast<size_t>(i)] = target;
+    // A group read from outside must run before this op: it takes no later members.
+    for (Value* v : op.operands()) {
+      int64_t p = producer(v);
+      if (p >= 0 && !constant_[static_cast<size_t>(p)] && groupOf_[static_cast<size_t>(p)] != target)
+        groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(p)])].open = false;
+    }
+  }
+
+  // The single op reading `v`, or -1 (several readers, a function result, none).
+  int64_t soleUser(const Value* v) const {
+    if (v->uses().size() != 1 || isResult(f_, v)) return -1;
+    return index_.at(v->uses()[0].user);
+  }
+
+  void moveTo(int64_t op, int64_t group) {
+    auto& from = groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(op)])].ops;
+    from.erase(std::find(from.begin(), from.end(), op));
+    groups_[static_cast<size_t>(group)].ops.push_back(op);
+    groupOf_[static_cast<size_t>(op)] = group;
+  }
+
+  // A matmul takes a transpose of the last two dims of an operand (read with strides) and a
+  // chain of elementwise ops on its result (bias, activation, residual add) into its kernel.
+  void fuseMatmul(int64_t m) {
+    const Op& mm = *ops_[static_cast<size_t>(m)];
+    if (mm.result(0)->type().dtype != DType::F32) return;
+    int64_t g = groupOf_[static_cast<size_t>(m)];
+    groups_[static_cast<size_t>(g)].kernel = "matmul";
+    for (Value* v : mm.operands()) {
+      int64_t t = producer(v);
+      if (t < 0 || constant_[static_cast<size_t>(t)]) continue;
+      const Op& top = *ops_[static_cast<size_t>(t)];
+      if (top.name() == "transpose" && swapsLastTwo(top) && soleUser(v) == m &&
+          groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(t)])].ops.size() == 1)
+        moveTo(t, g);
+    }
+    const Value* cur = mm.result(0);
+    while (true) {
+      int64_t u = soleUser(cur);
+      if (u < 0) return;
+      const Op& user = *ops_[static_cast<size_t>(u)];
+      int64_t ug = groupOf_[static_cast<size_t>(u)];
+      if (groups_[static_cast<size_t>(ug)].kernel != "fused_elementwise" ||
+          user.result(0)->type() != cur->type())
+        return;
+      std::vector<int64_t> take{u};
+      if (kEpilogueUnary.count(user.name())) {
+        // operand 0 is `cur`
+      } else if (kEpilogueBinary.count(user.name())) {
+        bool first = user.operand(0) == cur;
+        if (!first && user.name() == "sub") return; // x - matmul has no post-op
+        const Value* x = user.operand(first ? 1 : 0);
+        if (x == cur || x->type().dtype != DType::F32 || x->type().rank() > cur->type().rank())
+          return;
+        int64_t p = producer(x);
+        if (p >= 0 && groupOf_[static_cast<size_t>(p)] == ug) {
+          // A broadcast inside the group: read its operand with the broadcast instead.
+          const Op& b = *ops_[static_cast<size_t>(p)];
+          if (b.name() != "broadcast" || soleUser(x) != u) return;
+          int64_t q = producer(b.operand(0));
+          if (q >= 0 && groupOf_[static_cast<size_t>(q)] == ug) return;
+          take.insert(take.begin(), p);
+        }
+      } else {
+        return;
+      }
+      for (int64_t t : take)
+        moveTo(t, g);
+      cur = user.result(0);
+    }
+  }
+
+  const Function& f_;
+  const std::vector<const Op*>& ops_;
+  const std::vector<bool>& constant_;
+  std::map<const Op*, int64_t> index_;
+  std::vector<int64_t> groupOf_;
+  std::vector<Group> groups_;
+};
+
+} // namespace
+
+bool isLaneOp(const Op& op) {
+  if (!kLaneOps.count(op.name()) || op.numResults() != 1) return false;
+  if (!laneType(op.result(0)->type().dtype)) return false;
+  for (const Value* v : op.operands())
+    if (!laneType(v->type().dtype)) return false;
+  return true;
+}
+
+std::vector<KernelGroup> formGroups(const Function& f, const std::vector<const Op*>& ops,
+                                    const std::vector<bool>& constant) {
+  return GroupFormer(f, ops, constant).run();
+}
+
+} // namespace shardc

@@ -1,0 +1,29 @@
+// Kernel groups of a device program: which ops run together as one kernel. The one pass that
+// decides fusion legality; the plan builder lays out memory around its groups, and the
+// optimization levels will steer it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardc {
+class Function;
+class Op;
+
+// Ops computed per element on f32 (and i1) lanes: unary and binary arithmetic, compare,
+// where, casts between them, gelu, and broadcast (an index map).
+bool isLaneOp(const Op& op);
+
+struct KernelGroup {
+  std::string kernel;       // "fused_elementwise", "matmul", or the single op's name
+  std::vector<int64_t> ops; // indices in program order; the last runs the group
+};
+
+// `constant[i]`: op i is computed once at bind time (it and its operands are constants).
+// Returns the groups of the remaining ops, ordered by their last op.
+std::vector<KernelGroup> formGroups(const Function& f, const std::vector<const Op*>& ops,
+                                    const std::vector<bool>& constant);
+
+} // namespace shardc

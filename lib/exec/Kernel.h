@@ -1,0 +1,68 @@
+// The kernel interface of the compiled runtime. A kernel is bound once per plan step, with
+// its shapes resolved (and, for library kernels, its primitive created); each run it reads
+// and writes raw buffers through the step's value ids. Kernels see local shapes and
+// buffers only: nothing of shardings or the search.
+#pragma once
+
+#include "PlanUtil.h"
+
+#include "shardc/exec/Plan.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardc {
+class Collectives;
+class Op;
+class Tensor;
+
+namespace dnnl_glue {
+struct Context; // the oneDNN engine and stream of one CompiledFunction
+}
+
+// What a running step sees: every value's bytes now (null for values never stored).
+struct ExecContext {
+  std::vector<uint8_t*> ptr;
+  Collectives* comm = nullptr;
+  int threads = 1; // intra-op threads this device may use
+  dnnl_glue::Context* dnnl = nullptr;
+};
+
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  virtual void run(ExecContext& ctx) = 0;
+};
+
+// What a kernel is bound from: the step, the program's numbering and the plan.
+struct BindArgs {
+  const PlanStep& step;
+  const ValueNumbering& num;
+  const ExecPlan& plan;
+  dnnl_glue::Context* dnnl;
+  std::vector<const Op*> ops; // the step's ops, in program order
+  const Op& anchor() const { return *ops.back(); }
+  bool stored(const class Value* v) const;
+};
+
+// Binds the step's kernel; throws shardc::Error when the step's ops do not fit its kernel.
+std::unique_ptr<Kernel> bindKernel(const BindArgs& a);
+
+// The families (one file each). Each returns null when it has no kernel for the step.
+std::unique_ptr<Kernel> bindElementwise(const BindArgs& a);
+std::unique_ptr<Kernel> bindMatmul(const BindArgs& a);
+std::unique_ptr<Kernel> bindConv(const BindArgs& a);
+std::unique_ptr<Kernel> bindNorm(const BindArgs& a);
+std::unique_ptr<Kernel> bindReduce(const BindArgs& a);
+std::unique_ptr<Kernel> bindShape(const BindArgs& a);
+std::unique_ptr<Kernel> bindIndex(const BindArgs& a);
+std::unique_ptr<Kernel> bindPool(const BindArgs& a);
+// Runs an op's registry kernel on copies of its operands (reference fallback, collectives).
+std::unique_ptr<Kernel> bindRegistryKernel(const BindArgs& a);
+
+// Runs the single op of `op` through its registry kernel on tensors (bind-time constants).
+std::vector<Tensor> runRegistryKernel(const Op& op, const std::vector<const Tensor*>& inputs);
+
+} // namespace shardc

@@ -1,0 +1,113 @@
+// Which native kernel runs a step, and the registry-kernel adapter (reference fallback and
+// collectives, whose kernels move tensors between devices).
+#include "Fusion.h"
+#include "Kernel.h"
+
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
+
+#include <cstring>
+#include <set>
+
+namespace shardc {
+namespace {
+
+using Binder = std::unique_ptr<Kernel> (*)(const BindArgs&);
+const Binder kFamilies[] = {bindElementwise, bindMatmul, bindConv, bindNorm,
+                            bindReduce,      bindShape,  bindIndex, bindPool};
+
+class RegistryKernel : public Kernel {
+public:
+  explicit RegistryKernel(const BindArgs& a) : op_(a.anchor()) {
+    for (const Value* v : op_.operands())
+      inputs_.push_back(a.num.id(v));
+    for (size_t r = 0; r < op_.numResults(); ++r)
+      results_.push_back(a.num.id(op_.result(r)));
+  }
+  void run(ExecContext& ctx) override {
+    std::vector<Tensor> in;
+    in.reserve(inputs_.size());
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      in.emplace_back(op_.operand(i)->type());
+      if (in.back().byteSize())
+        std::memcpy(in.back().data(), ctx.ptr[static_cast<size_t>(inputs_[i])], in.back().byteSize());
+    }
+    std::vector<const Tensor*> ptrs;
+    for (const Tensor& t : in)
+      ptrs.push_back(&t);
+    std::vector<TensorType> types;
+    for (size_t r = 0; r < op_.numResults(); ++r)
+      types.push_back(op_.result(r)->type());
+    std::vector<Tensor> out;
+    try {
+      out = op_.def().kernel(KernelArgs{ptrs, op_.attrs(), types, ctx.comm});
+    } catch (const Error& e) {
+      std::string where = op_.loc().line ? " at line " + std::to_string(op_.loc().line) : "";
+      throw Error("'" + op_.name() + "' op" + where + ": " + e.what());
+    }
+    for (size_t r = 0; r < out.size(); ++r)
+      if (uint8_t* p = ctx.ptr[static_cast<size_t>(results_[r])]; p && out[r].byteSize())
+        std::memcpy(p, out[r].data(), out[r].byteSize());
+  }
+
+private:
+  const Op& op_;
+  std::vector<int64_t> inputs_, results_;
+};
+
+} // namespace
+
+bool BindArgs::stored(const Value* v) const {
+  return plan.values[static_cast<size_t>(num.id(v))].home != ValueHome::Fused;
+}
+
+std::unique_ptr<Kernel> bindRegistryKernel(const BindArgs& a) {
+  if (a.ops.size() != 1)
+    throw Error("step '" + a.step.kernel + "' runs " + std::to_string(a.ops.size()) +
+                " ops through a reference kernel, which runs one");
+  return std::make_unique<RegistryKernel>(a);
+}
+
+std::vector<Tensor> runRegistryKernel(const Op& op, const std::vector<const Tensor*>& inputs) {
+  std::vector<TensorType> types;
+  for (size_t r = 0; r < op.numResults(); ++r)
+    types.push_back(op.result(r)->type());
+  try {
+    return op.def().kernel(KernelArgs{inputs, op.attrs(), types, nullptr});
+  } catch (const Error& e) {
+    std::string where = op.loc().line ? " at line " + std::to_string(op.loc().line) : "";
+    throw Error("'" + op.name() + "' op" + where + ": " + e.what());
+  }
+}
+
+std::unique_ptr<Kernel> bindKernel(const BindArgs& a) {
+  if (a.step.reference || a.anchor().def().communicates) return bindRegistryKernel(a);
+  for (Binder b : kFamilies)
+    if (auto k = b(a)) return k;
+  throw Error("no native kernel '" + a.step.kernel + "' for op '" + a.anchor().name() +
+              "' (a plan from another shardc version? recompile the model)");
+}
+
+} // namespace shardc
+
+namespace shardc {
+
+bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
+  static const std::set<std::string_view> kAnyType = {"transpose", "broadcast", "slice", "concat",
+                                                      "split",     "pad",       "reshape"};
+  static const std::set<std::string_view> kFloat = {
+      "matmul",      "conv2d",     "conv2d_backward_input", "conv2d_backward_filter",
+      "softmax",     "log_softmax", "layer_norm",           "reduce_sum",
+      "reduce_mean", "reduce_max", "reduce_min",            "argmax",
+      "gather",      "scatter_add", "max_pool2d",           "avg_pool2d",
+      "max_pool2d_backward", "avg_pool2d_backward"};
+  if (anchor.def().communicates || kernel == "fused_elementwise" || isLaneOp(anchor)) return true;
+  if (kAnyType.count(kernel)) return true;
+  DType t = anchor.operand(0)->type().dtype;
+  if (kernel == "gather" || kernel == "scatter_add")
+    t = anchor.operand(kernel == "gather" ? 0 : 1)->type().dtype;
+  return kFloat.count(kernel) && t == DType::F32;
+}
+
+} // namespace shardc

@@ -1,0 +1,169 @@
+// conv2d and its two backward ops through oneDNN, on NCHW / OIHW buffers (groups as GOIHW).
+// The primitives pick their own layouts (format any); plain buffers are reordered in and out.
+#include "DnnlGlue.h"
+#include "Kernel.h"
+
+#include "../ops/WindowUtil.h"
+
+#include "shardc/ir/IR.h"
+#include "shardc/support/Error.h"
+
+namespace shardc {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+// A buffer the primitive reads or writes: the plain layout shardc keeps, and the layout the
+// primitive chose, with a reorder between them when they differ.
+struct Operand {
+  int64_t id = -1;
+  memory::desc plain, chosen;
+  memory scratch; // in the chosen layout, when it differs
+  bool reordered = false;
+
+  void choose(const memory::desc& c, const dnnl::engine& eng) {
+    chosen = c;
+    reordered = c != plain;
+    if (reordered) scratch = memory(c, eng);
+  }
+  memory bind(ExecContext& ctx, bool input) {
+    memory user(plain, ctx.dnnl->engine, ctx.ptr[static_cast<size_t>(id)]);
+    if (!reordered) return user;
+    if (input) dnnl::reorder(user, scratch).execute(ctx.dnnl->stream, user, scratch);
+    return scratch;
+  }
+  void writeBack(ExecContext& ctx) {
+    if (!reordered) return;
+    memory user(plain, ctx.dnnl->engine, ctx.ptr[static_cast<size_t>(id)]);
+    dnnl::reorder(scratch, user).execute(ctx.dnnl->stream, scratch, user);
+  }
+};
+
+memory::desc anyDesc(const memory::dims& d) {
+  return memory::desc(d, memory::data_type::f32, tag::any);
+}
+
+class ConvKernel : public Kernel {
+public:
+  explicit ConvKernel(const BindArgs& a) {
+    const Op& op = a.anchor();
+    kind_ = op.name();
+    const AttrDict& at = op.attrs();
+    Shape xs, ws, ys;
+    if (kind_ == "conv2d") {
+      xs = op.operand(0)->type().shape;
+      ws = op.operand(1)->type().shape;
+      ys = op.result(0)->type().shape;
+    } else if (kind_ == "conv2d_backward_input") {
+      ys = op.operand(0)->type().shape;
+      ws = op.operand(1)->type().shape;
+      xs = op.result(0)->type().shape;
+    } else {
+      xs = op.operand(0)->type().shape;
+      ys = op.operand(1)->type().shape;
+      ws = op.result(0)->type().shape;
+    }
+    ops::Window w;
+    ops::readWindow(at, ws[2], ws[3], w);
+    int64_t g = at.getInt("groups");
+    memory::dims xd = dnnl_glue::toDims(xs), yd = dnnl_glue::toDims(ys);
+    memory::dims wd = g == 1 ? dnnl_glue::toDims(ws)
+                             : memory::dims{g, ws[0] / g, ws[1], ws[2], ws[3]};
+    memory::dims strides{w.sh, w.sw}, dil{w.dh - 1, w.dw - 1}, pl{w.pt, w.pl}, pr{w.pb, w.pr};
+    x_.plain = memory::desc(xd, memory::data_type::f32, tag::nchw);
+    y_.plain = memory::desc(yd, memory::data_type::f32, tag::nchw);
+    w_.plain = memory::desc(wd, memory::data_type::f32, g == 1 ? tag::oihw : tag::goihw);
+    const dnnl::engine& eng = a.dnnl->engine;
+    bool bias = kind_ == "conv2d" && op.numOperands() > 2;
+    if (bias) {
+      b_.plain = memory::desc({ws[0]}, memory::data_type::f32, tag::x);
+      b_.id = a.num.id(op.operand(2));
+    }
+    try {
+      auto fwdDesc = bias ? dnnl::convolution_forward::desc(
+                                dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                anyDesc(xd), anyDesc(wd), b_.plain, anyDesc(yd), strides, dil, pl, pr)
+                          : dnnl::convolution_forward::desc(
+                                dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                anyDesc(xd), anyDesc(wd), anyDesc(yd), strides, dil, pl, pr);
+      dnnl::convolution_forward::primitive_desc fwd(fwdDesc, eng);
+      if (kind_ == "conv2d") {
+        x_.choose(fwd.src_desc(), eng);
+        w_.choose(fwd.weights_desc(), eng);
+        y_.choose(fwd.dst_desc(), eng);
+        prim_ = dnnl::convolution_forward(fwd);
+        x_.id = a.num.id(op.operand(0));
+        w_.id = a.num.id(op.operand(1));
+        y_.id = a.num.id(op.result(0));
+      } else if (kind_ == "conv2d_backward_input") {
+        dnnl::convolution_backward_data::primitive_desc bwd(
+            dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, anyDesc(xd),
+                                                  anyDesc(wd), anyDesc(yd), strides, dil, pl, pr),
+            eng, fwd);
+        x_.choose(bwd.diff_src_desc(), eng);
+        w_.choose(bwd.weights_desc(), eng);
+        y_.choose(bwd.diff_dst_desc(), eng);
+        prim_ = dnnl::convolution_backward_data(bwd);
+        y_.id = a.num.id(op.operand(0));
+        w_.id = a.num.id(op.operand(1));
+        x_.id = a.num.id(op.result(0));
+      } else {
+        dnnl::convolution_backward_weights::primitive_desc bwd(
+            dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct,
+                                                     anyDesc(xd), anyDesc(wd), anyDesc(yd), strides,
+                                                     dil, pl, pr),
+            eng, fwd);
+        x_.choose(bwd.src_desc(), eng);
+        w_.choose(bwd.diff_weights_desc(), eng);
+        y_.choose(bwd.diff_dst_desc(), eng);
+        prim_ = dnnl::convolution_backward_weights(bwd);
+        x_.id = a.num.id(op.operand(0));
+        y_.id = a.num.id(op.operand(1));
+        w_.id = a.num.id(op.result(0));
+      }
+    } catch (const dnnl::error& e) {
+      throw Error("oneDNN has no " + kind_ + " for this step: " + e.what());
+    }
+  }
+
+  void run(ExecContext& ctx) override {
+    auto& s = ctx.dnnl->stream;
+    if (kind_ == "conv2d") {
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x_.bind(ctx, true)},
+                                           {DNNL_ARG_WEIGHTS, w_.bind(ctx, true)},
+                                           {DNNL_ARG_DST, y_.bind(ctx, false)}};
+      if (b_.id >= 0) args.emplace(DNNL_ARG_BIAS, b_.bind(ctx, true));
+      prim_.execute(s, args);
+      y_.writeBack(ctx);
+    } else if (kind_ == "conv2d_backward_input") {
+      prim_.execute(s, {{DNNL_ARG_DIFF_DST, y_.bind(ctx, true)},
+                        {DNNL_ARG_WEIGHTS, w_.bind(ctx, true)},
+                        {DNNL_ARG_DIFF_SRC, x_.bind(ctx, false)}});
+      x_.writeBack(ctx);
+    } else {
+      prim_.execute(s, {{DNNL_ARG_SRC, x_.bind(ctx, true)},
+                        {DNNL_ARG_DIFF_DST, y_.bind(ctx, true)},
+                        {DNNL_ARG_DIFF_WEIGHTS, w_.bind(ctx, false)}});
+      w_.writeBack(ctx);
+    }
+    s.wait();
+  }
+
+private:
+  std::string kind_;
+  Operand x_, w_, y_, b_;
+  dnnl::primitive prim_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> bindConv(const BindArgs& a) {
+  const std::string& n = a.anchor().name();
+  if (a.ops.size() != 1 ||
+      (n != "conv2d" && n != "conv2d_backward_input" && n != "conv2d_backward_filter"))
+    return nullptr;
+  return std::make_unique<ConvKernel>(a);
+}
+
+} // namespace shardc

@@ -1,0 +1,145 @@
+// matmul through oneDNN: batch dims broadcast, an operand transposed in its last two dims
+// read with swapped strides, and the step's epilogue (bias or residual add, sub, mul, and
+// relu/tanh/sigmoid/exp/abs/gelu) applied as post-ops before the result is stored.
+#include "DnnlGlue.h"
+#include "Kernel.h"
+
+#include "shardc/ir/IR.h"
+#include "shardc/support/Error.h"
+
+#include <map>
+#include <unordered_map>
+
+namespace shardc {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+// Dims and strides of `v` right-aligned to `rank` (leading dims of size 1).
+void aligned(const Shape& shape, size_t rank, memory::dims& dims, memory::dims& strides) {
+  dims.assign(rank - shape.size(), 1);
+  dims.insert(dims.end(), shape.begin(), shape.end());
+  strides = dnnl_glue::rowMajor(dims);
+}
+
+class MatmulKernel : public Kernel {
+public:
+  explicit MatmulKernel(const BindArgs& a) {
+    const Op* mm = nullptr;
+    std::map<const Value*, const Op*> inStep;
+    for (const Op* op : a.ops) {
+      inStep[op->result(0)] = op;
+      if (op->name() == "matmul") mm = op;
+    }
+    if (!mm) throw Error("step 'matmul' has no matmul op");
+    const Shape& out = mm->result(0)->type().shape;
+    size_t rank = out.size();
+    auto operand = [&](size_t i, memory::dims& dims, memory::dims& strides) {
+      const Value* v = mm->operand(i);
+      auto it = inStep.find(v);
+      if (it != inStep.end() && it->second->name() == "transpose") {
+        const Value* x = it->second->operand(0);
+        aligned(x->type().shape, rank, dims, strides);
+        std::swap(dims[rank - 1], dims[rank - 2]);
+        std::swap(strides[rank - 1], strides[rank - 2]);
+        v = x;
+      } else if (it != inStep.end()) {
+        throw Error("step 'matmul': operand made by '" + it->second->name() + "' in the step");
+      } else {
+        aligned(v->type().shape, rank, dims, strides);
+      }
+      return a.num.id(v);
+    };
+    memory::dims ad, as, bd, bs;
+    srcId_ = operand(0, ad, as);
+    weiId_ = operand(1, bd, bs);
+    memory::dims od = dnnl_glue::toDims(out);
+    dnnl::post_ops po;
+    const Value* cur = mm->result(0);
+    for (const Op* op : a.ops) {
+      if (op == mm || op->name() == "transpose" || op->name() == "broadcast") continue;
+      const std::string& n = op->name();
+      if (op->operand(0) != cur && !(op->numOperands() == 2 && op->operand(1) == cur))
+        throw Error("step 'matmul': '" + n + "' does not continue the matmul's epilogue");
+      if (op->numOperands() == 1) {
+        algorithm alg = n == "relu" ? algorithm::eltwise_relu
+                        : n == "tanh" ? algorithm::eltwise_tanh
+                        : n == "sigmoid" ? algorithm::eltwise_logistic
+                        : n == "exp" ? algorithm::eltwise_exp
+                        : n == "abs" ? algorithm::eltwise_abs
+                        : n == "gelu" ? (op->attrs().getString("approximate") == "tanh"
+                                             ? algorithm::eltwise_gelu_tanh
+                                             : algorithm::eltwise_gelu_erf)
+                                      : algorithm::undef;
+        if (alg == algorithm::undef) throw Error("step 'matmul': no epilogue for '" + n + "'");
+        po.append_eltwise(1.0f, alg, 0.0f, 0.0f);
+      } else {
+        const Value* x = op->operand(op->operand(0) == cur ? 1 : 0);
+        if (auto it = inStep.find(x); it != inStep.end()) {
+          if (it->second->name() != "broadcast")
+            throw Error("step 'matmul': epilogue operand made by '" + it->second->name() + "'");
+          x = it->second->operand(0);
+        }
+        algorithm alg = n == "add" ? algorithm::binary_add
+                        : n == "sub" ? algorithm::binary_sub
+                        : n == "mul" ? algorithm::binary_mul
+                                     : algorithm::undef;
+        if (alg == algorithm::undef || x->type().rank() > static_cast<int64_t>(rank))
+          throw Error("step 'matmul': no epilogue for '" + n + "'");
+        memory::dims xd, xs;
+        aligned(x->type().shape, rank, xd, xs);
+        binaryPos_.push_back(po.len());
+        po.append_binary(alg, dnnl_glue::f32Desc(xd, xs));
+        binaryIds_.push_back(a.num.id(x));
+        binaryDescs_.push_back(dnnl_glue::f32Desc(xd, xs));
+      }
+      cur = op->result(0);
+    }
+    if (!a.stored(cur)) throw Error("step 'matmul': its result is never stored");
+    dstId_ = a.num.id(cur);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    srcDesc_ = dnnl_glue::f32Desc(ad, as);
+    weiDesc_ = dnnl_glue::f32Desc(bd, bs);
+    dstDesc_ = dnnl_glue::f32Desc(od, dnnl_glue::rowMajor(od));
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(srcDesc_, weiDesc_, dstDesc_), attr,
+                                      a.dnnl->engine);
+      prim_ = dnnl::matmul(pd);
+    } catch (const dnnl::error& e) {
+      throw Error(std::string("oneDNN has no matmul for this step: ") + e.what());
+    }
+  }
+
+  void run(ExecContext& ctx) override {
+    auto mem = [&](const memory::desc& d, int64_t id) {
+      return memory(d, ctx.dnnl->engine, ctx.ptr[static_cast<size_t>(id)]);
+    };
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(srcDesc_, srcId_)},
+                                         {DNNL_ARG_WEIGHTS, mem(weiDesc_, weiId_)},
+                                         {DNNL_ARG_DST, mem(dstDesc_, dstId_)}};
+    for (size_t i = 0; i < binaryIds_.size(); ++i)
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(binaryPos_[i]) | DNNL_ARG_SRC_1,
+                   mem(binaryDescs_[i], binaryIds_[i]));
+    prim_.execute(ctx.dnnl->stream, args);
+    ctx.dnnl->stream.wait();
+  }
+
+private:
+  int64_t srcId_, weiId_, dstId_;
+  memory::desc srcDesc_, weiDesc_, dstDesc_;
+  std::vector<int64_t> binaryIds_;
+  std::vector<int> binaryPos_; // each binary post-op's place in the chain
+  std::vector<memory::desc> binaryDescs_;
+  dnnl::matmul prim_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> bindMatmul(const BindArgs& a) {
+  if (a.step.kernel != "matmul") return nullptr;
+  return std::make_unique<MatmulKernel>(a);
+}
+
+} // namespace shardc

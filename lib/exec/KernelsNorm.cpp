@@ -1,0 +1,145 @@
+// softmax, log_softmax and layer_norm in f32: rows split over threads, each row in vector
+// loops (max, sum of exponentials, scale; mean, variance, normalize).
+#include "Kernel.h"
+#include "VecMath.h"
+
+#include "shardc/ir/IR.h"
+
+#include <cmath>
+#include <limits>
+
+namespace shardc {
+namespace {
+
+SHARDC_VECTOR_CLONES void softmaxRow(const float* x, float* y, int64_t n, bool logForm) {
+  float m = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : m)
+  for (int64_t j = 0; j < n; ++j)
+    m = x[j] > m ? x[j] : m;
+  if (m == -std::numeric_limits<float>::infinity()) m = 0; // a row of -inf: NaN as in double
+  float s = 0;
+  if (logForm) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t j = 0; j < n; ++j)
+      s += vm::exp(x[j] - m);
+    float l = m + std::log(s);
+    for (int64_t j = 0; j < n; ++j)
+      y[j] = x[j] - l;
+    return;
+  }
+#pragma omp simd reduction(+ : s)
+  for (int64_t j = 0; j < n; ++j) {
+    y[j] = vm::exp(x[j] - m);
+    s += y[j];
+  }
+  float r = 1.0f / s;
+  for (int64_t j = 0; j < n; ++j)
+    y[j] *= r;
+}
+
+SHARDC_VECTOR_CLONES void layerNormRow(const float* x, float* y, int64_t n, float eps,
+                                       const float* scale, const float* bias) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t j = 0; j < n; ++j)
+    s += x[j];
+  float mean = s / static_cast<float>(n), v = 0;
+#pragma omp simd reduction(+ : v)
+  for (int64_t j = 0; j < n; ++j)
+    v += (x[j] - mean) * (x[j] - mean);
+  float rstd = 1.0f / std::sqrt(v / static_cast<float>(n) + eps);
+  if (scale && bias)
+    for (int64_t j = 0; j < n; ++j)
+      y[j] = (x[j] - mean) * rstd * scale[j] + bias[j];
+  else if (scale)
+    for (int64_t j = 0; j < n; ++j)
+      y[j] = (x[j] - mean) * rstd * scale[j];
+  else
+    for (int64_t j = 0; j < n; ++j)
+      y[j] = (x[j] - mean) * rstd;
+}
+
+// Rows of `n` elements, `inner` apart (inner > 1: the axis is not the last dim; the row is
+// gathered into a buffer first).
+class RowKernel : public Kernel {
+public:
+  explicit RowKernel(const BindArgs& a) {
+    const Op& op = a.anchor();
+    kind_ = op.name();
+    const Shape& s = op.operand(0)->type().shape;
+    int64_t axis = *normalizeAxis(op.attrs().getInt("axis"), static_cast<int64_t>(s.size()));
+    outer_ = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer_ *= s[static_cast<size_t>(d)];
+    n_ = 1;
+    inner_ = 1;
+    if (kind_ == "layer_norm") {
+      for (size_t d = static_cast<size_t>(axis); d < s.size(); ++d)
+        n_ *= s[d];
+      eps_ = static_cast<float>(op.attrs().getFloat("epsilon"));
+      if (op.numOperands() > 1) scale_ = a.num.id(op.operand(1));
+      if (op.numOperands() > 2) bias_ = a.num.id(op.operand(2));
+    } else {
+      n_ = s[static_cast<size_t>(axis)];
+      for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d)
+        inner_ *= s[d];
+    }
+    x_ = a.num.id(op.operand(0));
+    y_ = a.num.id(op.result(0));
+  }
+
+  void run(ExecContext& ctx) override {
+    const float* x = reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(x_)]);
+    float* y = reinterpret_cast<float*>(ctx.ptr[static_cast<size_t>(y_)]);
+    const float* scale =
+        scale_ >= 0 ? reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(scale_)]) : nullptr;
+    const float* bias =
+        bias_ >= 0 ? reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(bias_)]) : nullptr;
+    int64_t rows = outer_ * inner_;
+    if (n_ == 0 || rows == 0) return;
+    int t = rows * n_ >= (1 << 14) ? ctx.threads : 1;
+    bool logForm = kind_ == "log_softmax", norm = kind_ == "layer_norm";
+    if (inner_ == 1) {
+#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
+      for (int64_t r = 0; r < rows; ++r) {
+        if (norm)
+          layerNormRow(x + r * n_, y + r * n_, n_, eps_, scale, bias);
+        else
+          softmaxRow(x + r * n_, y + r * n_, n_, logForm);
+      }
+      return;
+    }
+#pragma omp parallel num_threads(t) if (t > 1)
+    {
+      std::vector<float> in(static_cast<size_t>(n_)), out(static_cast<size_t>(n_));
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t o = r / inner_, i = r % inner_;
+        const float* px = x + o * n_ * inner_ + i;
+        for (int64_t j = 0; j < n_; ++j)
+          in[static_cast<size_t>(j)] = px[j * inner_];
+        softmaxRow(in.data(), out.data(), n_, logForm);
+        float* py = y + o * n_ * inner_ + i;
+        for (int64_t j = 0; j < n_; ++j)
+          py[j * inner_] = out[static_cast<size_t>(j)];
+      }
+    }
+  }
+
+private:
+  std::string kind_;
+  int64_t outer_ = 1, n_ = 1, inner_ = 1;
+  float eps_ = 0;
+  int64_t x_ = -1, y_ = -1, scale_ = -1, bias_ = -1;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> bindNorm(const BindArgs& a) {
+  const std::string& n = a.anchor().name();
+  if (a.ops.size() != 1 || (n != "softmax" && n != "log_softmax" && n != "layer_norm"))
+    return nullptr;
+  return std::make_unique<RowKernel>(a);
+}
+
+} // namespace shardc

@@ -1,0 +1,177 @@
+// reduce_sum, reduce_mean, reduce_max, reduce_min over any axes, f32. The shape is viewed as
+// [outer, reduced, inner] runs: trailing axes reduce row by row, leading axes by adding rows
+// (a bias gradient), and anything else walks the reduced index space per output element.
+#include "Kernel.h"
+#include "VecMath.h"
+
+#include "shardc/ir/IR.h"
+
+#include <algorithm>
+#include <limits>
+#include <omp.h>
+
+namespace shardc {
+namespace {
+
+enum class Kind { Sum, Mean, Max, Min };
+
+SHARDC_INLINE float combine(Kind k, float acc, float x) {
+  switch (k) {
+  case Kind::Max:
+    return x > acc || x != x ? x : acc;
+  case Kind::Min:
+    return x < acc || x != x ? x : acc;
+  default:
+    return acc + x;
+  }
+}
+
+float initial(Kind k) {
+  return k == Kind::Max   ? -std::numeric_limits<float>::infinity()
+         : k == Kind::Min ? std::numeric_limits<float>::infinity()
+                          : 0.0f;
+}
+
+SHARDC_VECTOR_CLONES float reduceRow(Kind k, const float* x, int64_t n) {
+  float acc = initial(k);
+  if (k == Kind::Sum || k == Kind::Mean) {
+#pragma omp simd reduction(+ : acc)
+    for (int64_t j = 0; j < n; ++j)
+      acc += x[j];
+    return acc;
+  }
+  for (int64_t j = 0; j < n; ++j)
+    acc = combine(k, acc, x[j]);
+  return acc;
+}
+
+SHARDC_VECTOR_CLONES void combineRow(Kind k, float* __restrict acc, const float* x, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    acc[j] = combine(k, acc[j], x[j]);
+}
+
+class ReduceKernel : public Kernel {
+public:
+  explicit ReduceKernel(const BindArgs& a) {
+    const Op& op = a.anchor();
+    const std::string& n = op.name();
+    kind_ = n == "reduce_sum" ? Kind::Sum : n == "reduce_mean" ? Kind::Mean
+            : n == "reduce_max" ? Kind::Max : Kind::Min;
+    shape_ = op.operand(0)->type().shape;
+    size_t rank = shape_.size();
+    reduced_.assign(rank, false);
+    for (int64_t ax : op.attrs().getInts("axes"))
+      reduced_[static_cast<size_t>(*normalizeAxis(ax, static_cast<int64_t>(rank)))] = true;
+    count_ = 1;
+    for (size_t d = 0; d < rank; ++d)
+      if (reduced_[d]) count_ *= shape_[d];
+    // Leading block [0, p) reduced and the rest kept, or the rest reduced.
+    size_t p = 0;
+    while (p < rank && reduced_[p] == reduced_[0])
+      ++p;
+    bool twoRuns = true;
+    for (size_t d = p; d < rank; ++d)
+      twoRuns = twoRuns && reduced_[d] != reduced_[0];
+    int64_t head = 1, tail = 1;
+    for (size_t d = 0; d < rank; ++d)
+      (d < p ? head : tail) *= shape_[d];
+    if (rank == 0 || count_ == numel(shape_)) {
+      mode_ = Mode::Rows; // everything reduced: one row
+      rows_ = 1;
+      n_ = numel(shape_);
+    } else if (twoRuns && !reduced_[0]) {
+      mode_ = Mode::Rows;
+      rows_ = head;
+      n_ = tail;
+    } else if (twoRuns && reduced_[0]) {
+      mode_ = Mode::Columns;
+      rows_ = head;
+      n_ = tail;
+    } else {
+      mode_ = Mode::General;
+    }
+    x_ = a.num.id(op.operand(0));
+    y_ = a.num.id(op.result(0));
+  }
+
+  void run(ExecContext& ctx) override {
+    const float* x = reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(x_)]);
+    float* y = reinterpret_cast<float*>(ctx.ptr[static_cast<size_t>(y_)]);
+    float scale = kind_ == Kind::Mean ? 1.0f / static_cast<float>(count_) : 1.0f;
+    int64_t total = numel(shape_);
+    int t = total >= (1 << 15) ? ctx.threads : 1;
+    if (mode_ == Mode::Rows) {
+#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
+      for (int64_t r = 0; r < rows_; ++r)
+        y[r] = reduceRow(kind_, x + r * n_, n_) * scale;
+    } else if (mode_ == Mode::Columns) {
+      // Threads take column ranges; each adds the rows of its range.
+#pragma omp parallel num_threads(t) if (t > 1)
+      {
+        int nt = omp_get_num_threads(), me = omp_get_thread_num();
+        int64_t lo = n_ * me / nt, hi = n_ * (me + 1) / nt;
+        std::fill(y + lo, y + hi, initial(kind_));
+        for (int64_t r = 0; r < rows_; ++r)
+          combineRow(kind_, y + lo, x + r * n_ + lo, hi - lo);
+        if (kind_ == Kind::Mean)
+          for (int64_t j = lo; j < hi; ++j)
+            y[j] *= scale;
+      }
+    } else {
+      general(x, y, scale);
+    }
+  }
+
+private:
+  enum class Mode { Rows, Columns, General };
+
+  void general(const float* x, float* y, float scale) const {
+    size_t rank = shape_.size();
+    std::vector<int64_t> strides(rank);
+    int64_t acc = 1;
+    for (size_t d = rank; d-- > 0;) {
+      strides[d] = acc;
+      acc *= shape_[d];
+    }
+    std::vector<size_t> kept, red;
+    for (size_t d = 0; d < rank; ++d)
+      (reduced_[d] ? red : kept).push_back(d);
+    int64_t outs = numel(shape_) / std::max<int64_t>(count_, 1);
+    for (int64_t o = 0; o < outs; ++o) {
+      int64_t base = 0, r = o;
+      for (size_t i = kept.size(); i-- > 0;) {
+        base += (r % shape_[kept[i]]) * strides[kept[i]];
+        r /= shape_[kept[i]];
+      }
+      float v = initial(kind_);
+      for (int64_t k = 0; k < count_; ++k) {
+        int64_t off = base, q = k;
+        for (size_t i = red.size(); i-- > 0;) {
+          off += (q % shape_[red[i]]) * strides[red[i]];
+          q /= shape_[red[i]];
+        }
+        v = combine(kind_, v, x[off]);
+      }
+      y[o] = v * scale;
+    }
+  }
+
+  Kind kind_;
+  Shape shape_;
+  std::vector<bool> reduced_;
+  int64_t count_ = 1, rows_ = 1, n_ = 1;
+  Mode mode_ = Mode::General;
+  int64_t x_ = -1, y_ = -1;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> bindReduce(const BindArgs& a) {
+  const std::string& n = a.anchor().name();
+  if (a.ops.size() != 1 ||
+      (n != "reduce_sum" && n != "reduce_mean" && n != "reduce_max" && n != "reduce_min"))
+    return nullptr;
+  return std::make_unique<ReduceKernel>(a);
+}
+
+} // namespace shardc

@@ -1,0 +1,185 @@
+#include "shardc/exec/Plan.h"
+
+#include "PlanUtil.h"
+
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace shardc {
+
+std::string_view valueHomeName(ValueHome h) {
+  switch (h) {
+  case ValueHome::Arena:
+    return "arena";
+  case ValueHome::Argument:
+    return "argument";
+  case ValueHome::View:
+    return "view";
+  case ValueHome::Constant:
+    return "constant";
+  case ValueHome::Fused:
+    return "fused";
+  }
+  return "?";
+}
+
+std::vector<std::string> ExecPlan::referenceOps() const {
+  std::set<std::string> seen;
+  std::vector<std::string> out;
+  for (const PlanStep& s : steps)
+    if (s.reference && seen.insert(s.kernel).second) out.push_back(s.kernel);
+  return out;
+}
+
+int64_t ExecPlan::constantBytes(const Function& f) const {
+  ValueNumbering num(f);
+  int64_t bytes = 0;
+  for (size_t v = 0; v < values.size() && static_cast<int64_t>(v) < num.count(); ++v)
+    if (values[v].home == ValueHome::Constant)
+      bytes += num.type(static_cast<int64_t>(v)).bytes();
+  return bytes;
+}
+
+std::string checkPlan(const ExecPlan& plan, const Function& f) {
+  ValueNumbering num(f);
+  if (static_cast<int64_t>(plan.values.size()) != num.count())
+    return "the plan has " + std::to_string(plan.values.size()) + " values, the program " +
+           std::to_string(num.count());
+  if (plan.arenaBytes < 0) return "the plan's arena size is negative";
+  auto bad = [](int64_t v, const std::string& what) {
+    return "value " + std::to_string(v) + ": " + what;
+  };
+  for (int64_t v = 0; v < num.count(); ++v) {
+    const PlanValue& pv = plan.values[static_cast<size_t>(v)];
+    int64_t bytes = num.type(v).bytes();
+    bool isArg = v < static_cast<int64_t>(f.numArguments());
+    if (isArg && (pv.home != ValueHome::Argument || pv.base != v))
+      return bad(v, "an argument must live in its own buffer");
+    switch (pv.home) {
+    case ValueHome::Arena:
+      if (pv.offset < 0 || pv.offset > plan.arenaBytes - bytes)
+        return bad(v, "lies outside the arena");
+      break;
+    case ValueHome::Argument:
+      if (pv.base < 0 || pv.base >= static_cast<int64_t>(f.numArguments()) ||
+          f.argument(static_cast<size_t>(pv.base))->type().bytes() != bytes)
+        return bad(v, "names no argument of its size");
+      if (!isArg && f.argument(static_cast<size_t>(pv.base))->argKind() == ArgKind::Input)
+        return bad(v, "would overwrite an input");
+      break;
+    case ValueHome::View: {
+      if (pv.base < 0 || pv.base >= v) return bad(v, "views a value not defined before it");
+      const PlanValue& b = plan.values[static_cast<size_t>(pv.base)];
+      if (b.home == ValueHome::Fused) return bad(v, "views a value that is never stored");
+      if (pv.offset < 0 || pv.offset > num.type(pv.base).bytes() - bytes)
+        return bad(v, "lies outside the value it views");
+      if (!num.value(v)->definingOp() ||
+          num.value(v)->definingOp()->operand(0) != num.value(pv.base) ||
+          viewOffsets(*num.value(v)->definingOp()).empty())
+        return bad(v, "is not a view of its operand");
+      break;
+    }
+    case ValueHome::Constant: {
+      const Op* op = num.value(v)->definingOp();
+      if (!op || op->def().communicates) return bad(v, "cannot be computed in advance");
+      for (const Value* o : op->operands())
+        if (plan.values[static_cast<size_t>(num.id(o))].home != ValueHome::Constant)
+          return bad(v, "is marked constant but reads a value that is not");
+      break;
+    }
+    case ValueHome::Fused:
+      if (isArg || num.isResult(num.value(v))) return bad(v, "a result must be stored");
+      break;
+    }
+  }
+  // Every op that is neither constant nor a view runs in exactly one step, after its operands.
+  std::vector<int64_t> stepOf(num.ops().size(), -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlanStep& st = plan.steps[s];
+    if (st.ops.empty()) return "step " + std::to_string(s) + " runs no op";
+    for (int64_t i : st.ops) {
+      if (i < 0 || i >= static_cast<int64_t>(num.ops().size()))
+        return "step " + std::to_string(s) + " names op " + std::to_string(i) +
+               ", which the program lacks";
+      if (stepOf[static_cast<size_t>(i)] >= 0)
+        return "op " + std::to_string(i) + " runs in two steps";
+      stepOf[static_cast<size_t>(i)] = static_cast<int64_t>(s);
+    }
+  }
+  for (size_t i = 0; i < num.ops().size(); ++i) {
+    const Op& op = *num.op(static_cast<int64_t>(i));
+    int64_t r0 = num.id(op.result(0));
+    ValueHome h = plan.values[static_cast<size_t>(r0)].home;
+    bool noStep = h == ValueHome::Constant || h == ValueHome::View;
+    for (size_t r = 1; r < op.numResults(); ++r) {
+      ValueHome hr = plan.values[static_cast<size_t>(num.id(op.result(r)))].home;
+      if ((hr == ValueHome::Constant || hr == ValueHome::View) != noStep)
+        return "op " + std::to_string(i) + " is partly computed in advance";
+    }
+    if (noStep != (stepOf[i] < 0))
+      return "op " + std::to_string(i) + (noStep ? " is a view or constant but also runs"
+                                                 : " runs in no step");
+  }
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    for (int64_t i : plan.steps[s].ops) {
+      const Op& op = *num.op(i);
+      for (const Value* o : op.operands()) {
+        int64_t id = num.id(o);
+        while (plan.values[static_cast<size_t>(id)].home == ValueHome::View)
+          id = plan.values[static_cast<size_t>(id)].base;
+        const PlanValue& pv = plan.values[static_cast<size_t>(id)];
+        if (pv.home == ValueHome::Constant || id < static_cast<int64_t>(f.numArguments()))
+          continue;
+        int64_t w = stepOf[static_cast<size_t>(num.index(num.value(id)->definingOp()))];
+        if (w > static_cast<int64_t>(s) ||
+            (w != static_cast<int64_t>(s) && pv.home == ValueHome::Fused))
+          return "step " + std::to_string(s) + " reads a value before it is made";
+      }
+    }
+  }
+  return "";
+}
+
+std::string describePlan(const ExecPlan& plan, const Function& f) {
+  ValueNumbering num(f);
+  std::map<std::string, int> kernels;
+  size_t fusedOps = 0, fusedSteps = 0;
+  for (const PlanStep& s : plan.steps) {
+    ++kernels[s.kernel + (s.reference ? " (reference)" : "")];
+    if (s.ops.size() > 1) {
+      ++fusedSteps;
+      fusedOps += s.ops.size();
+    }
+  }
+  std::map<ValueHome, int> homes;
+  int inPlace = 0;
+  for (size_t v = f.numArguments(); v < plan.values.size(); ++v) {
+    ++homes[plan.values[v].home];
+    inPlace += plan.values[v].home == ValueHome::Argument;
+  }
+  std::ostringstream os;
+  os << plan.steps.size() << " kernels for " << num.ops().size() << " ops; " << fusedSteps
+     << " fused kernels cover " << fusedOps << " ops\n";
+  os << "arena " << plan.arenaBytes << " bytes; constants " << plan.constantBytes(f)
+     << " bytes; values:";
+  for (const auto& [h, n] : homes)
+    os << " " << valueHomeName(h) << " " << n;
+  os << " (" << inPlace << " written into their arguments)\n";
+  os << "kernels:";
+  for (const auto& [k, n] : kernels)
+    os << " " << k << " x" << n;
+  os << "\n";
+  auto ref = plan.referenceOps();
+  os << "reference kernels: ";
+  if (ref.empty()) os << "none";
+  for (size_t i = 0; i < ref.size(); ++i)
+    os << (i ? ", " : "") << ref[i];
+  os << "\n";
+  return os.str();
+}
+
+} // namespace shardc
