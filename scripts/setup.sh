@@ -20,6 +20,8 @@ PACKAGES=(
   g++ cmake ninja-build libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   # ONNX import and the PEF format
   libonnx-dev libprotobuf-dev protobuf-compiler
+  # compiled runtime: oneDNN (matmul, convolution) with OpenMP threads
+  libdnnl-dev
   # tests: GoogleTest, lit + FileCheck (llvm-14-tools), Google Benchmark
   libgtest-dev libgmock-dev llvm-14-tools libbenchmark-dev python3
   # ONNX's backend test cases, for the importer's conformance test
@@ -28,6 +30,9 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   # fixtures: reference values come from numpy and PyTorch
   python3-numpy python3-torch python3-onnx
+  # benchmarks: PyTorch takes its BLAS from libblas.so.3; without OpenBLAS it gets the
+  # reference BLAS, some 40x slower (bench/ prints which one it found)
+  libopenblas0-pthread
   # style
   clang-format
 )

@@ -116,6 +116,15 @@ std::string inspectPef(const std::string& path, bool json) {
     j["optimizer_state_bytes"] = stateBytes;
     j["op_count"] = l.entry->ops().size();
     j["ops"] = opCounts;
+    const ExecPlan& plan = p.programs[0].plan;
+    std::map<std::string, int> kernels;
+    for (const PlanStep& st : plan.steps)
+      ++kernels[st.kernel];
+    j["plan"] = {{"kernels", plan.steps.size()},
+                 {"kernel_counts", kernels},
+                 {"arena_bytes", plan.arenaBytes},
+                 {"constant_bytes", plan.constantBytes(*l.entry)},
+                 {"reference_ops", plan.referenceOps()}};
     if (!p.costJson.empty()) {
       nlohmann::json cost = nlohmann::json::parse(p.costJson, nullptr, false);
       if (cost.is_discarded()) throw Error(path + ": the cost estimate is not valid JSON");
@@ -182,6 +191,10 @@ std::string inspectPef(const std::string& path, bool json) {
     first = false;
   }
   os << ")\n";
+  std::istringstream plan(describePlan(p.programs[0].plan, *l.entry));
+  os << "  executable plan:\n";
+  for (std::string line; std::getline(plan, line);)
+    os << "    " << line << "\n";
   if (!p.costText.empty()) os << "  " << p.costText << "\n";
   if (!l.partitioned()) return os.str();
   PartitionInfo info = partitionInfo(l);

@@ -92,7 +92,8 @@ public:
     int perDevice = intraOpThreads(devices, threads);
     size_t count = l.partitioned() ? local_.size() : 1;
     for (size_t d = 0; d < count; ++d)
-      compiled_.push_back(std::make_unique<CompiledFunction>(f_, l.pef.programs[0].plan, perDevice));
+      compiled_.push_back(
+          std::make_unique<CompiledFunction>(f_, l.pef.programs[0].plan, perDevice));
   }
 
   // One step; the whole value of every result that is not tied to an argument (empty
@@ -186,7 +187,7 @@ private:
   std::vector<Tensor> whole_;
   bool reference_;
   std::vector<size_t> untied_; // indices of the results that are not tied to an argument
-  std::vector<std::vector<Tensor>> local_; // per device (one under MPI)
+  std::vector<std::vector<Tensor>> local_;                  // per device (one under MPI)
   std::vector<std::unique_ptr<CompiledFunction>> compiled_; // per device in this process
   std::unique_ptr<MpiCollectives> comm_;
   std::mutex mu_;
@@ -200,8 +201,6 @@ void runPef(const RunOptions& o) {
   LoadedPef l = loadPef(o.pef);
   bool training = l.pef.mode == "training";
   if (o.steps < 1) throw Error("--steps must be at least 1");
-  if (!training && o.steps != 1)
-    throw Error("--steps applies to training PEFs; this PEF is for inference");
   std::map<std::string, std::string> files = parseInputs(o, l.pef);
   const Function& f = *l.entry;
 
@@ -262,7 +261,7 @@ void runPef(const RunOptions& o) {
       ops.emplace_back(sec, op);
     std::sort(ops.rbegin(), ops.rend());
     std::printf(o.reference ? "kernel seconds per step by op (summed over devices):"
-                             : "kernel seconds per step by kernel (summed over devices):");
+                            : "kernel seconds per step by kernel (summed over devices):");
     for (const auto& [sec, op] : ops)
       std::printf(" %s %.6f", op.c_str(), sec / static_cast<double>(o.steps));
     std::printf("\n");
@@ -281,7 +280,8 @@ void runPef(const RunOptions& o) {
     for (auto& st : perStep)
       steps.push_back(std::move(st[k]));
     ++k;
-    Tensor out = training ? stack(steps) : steps[0];
+    // An inference PEF repeats its forward pass on the same inputs: the outputs once.
+    Tensor out = training ? stack(steps) : steps.back();
     writeNpy(
         (std::filesystem::path(o.outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string(),
         out);

@@ -21,6 +21,8 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
   std::string err = checkPlan(plan_, f);
   if (!err.empty()) throw Error("the executable plan does not fit its program: " + err);
   ValueNumbering num(f);
+  // Library kernels size their work split by the threads they see when they are made.
+  omp_set_num_threads(threads_);
   // Constants first: kernels may look at them while binding.
   for (const Op* op : num.ops()) {
     int64_t r0 = num.id(op->result(0));
@@ -119,7 +121,8 @@ int intraOpThreads(int64_t devicesInProcess, int requested) {
   int cores = 1;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = std::max(1, CPU_COUNT(&set));
   int ranksOnHost = 1;
-  if (const char* s = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) ranksOnHost = std::max(1, std::atoi(s));
+  if (const char* s = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    ranksOnHost = std::max(1, std::atoi(s));
   int64_t budget = std::max(1, cores / ranksOnHost);
   if (requested > 0) budget = std::min<int64_t>(budget, requested);
   return static_cast<int>(std::max<int64_t>(1, budget / std::max<int64_t>(1, devicesInProcess)));

@@ -11,17 +11,16 @@ namespace shardc {
 namespace {
 
 const std::set<std::string_view> kLaneOps = {
-    "neg",  "abs",     "relu",  "exp",  "log", "sqrt", "rsqrt", "reciprocal", "tanh",
-    "erf",  "sigmoid", "floor", "not",  "add", "sub",  "mul",   "div",        "pow",
-    "max",  "min",     "and",   "or",   "compare", "where", "cast", "gelu", "broadcast"};
+    "neg", "abs",     "relu",  "exp", "log",     "sqrt",  "rsqrt", "reciprocal", "tanh",
+    "erf", "sigmoid", "floor", "not", "add",     "sub",   "mul",   "div",        "pow",
+    "max", "min",     "and",   "or",  "compare", "where", "cast",  "gelu",       "broadcast"};
 
 bool laneType(DType t) {
   return t == DType::F32 || t == DType::I1;
 }
 
 // Epilogue ops a matmul kernel applies to its result before storing it (oneDNN post-ops).
-const std::set<std::string_view> kEpilogueUnary = {"relu", "tanh", "sigmoid", "exp", "gelu",
-                                                   "abs"};
+const std::set<std::string_view> kEpilogueUnary = {"relu", "tanh", "sigmoid", "exp", "gelu", "abs"};
 const std::set<std::string_view> kEpilogueBinary = {"add", "sub", "mul"};
 
 bool isResult(const Function& f, const Value* v) {
@@ -108,7 +107,8 @@ private:
     // A group read from outside must run before this op: it takes no later members.
     for (Value* v : op.operands()) {
       int64_t p = producer(v);
-      if (p >= 0 && !constant_[static_cast<size_t>(p)] && groupOf_[static_cast<size_t>(p)] != target)
+      if (p >= 0 && !constant_[static_cast<size_t>(p)] &&
+          groupOf_[static_cast<size_t>(p)] != target)
         groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(p)])].open = false;
     }
   }

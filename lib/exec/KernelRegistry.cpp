@@ -14,7 +14,7 @@ namespace shardc {
 namespace {
 
 using Binder = std::unique_ptr<Kernel> (*)(const BindArgs&);
-const Binder kFamilies[] = {bindElementwise, bindMatmul, bindConv, bindNorm,
+const Binder kFamilies[] = {bindElementwise, bindMatmul, bindConv,  bindNorm,
                             bindReduce,      bindShape,  bindIndex, bindPool};
 
 class RegistryKernel : public Kernel {
@@ -31,7 +31,8 @@ public:
     for (size_t i = 0; i < inputs_.size(); ++i) {
       in.emplace_back(op_.operand(i)->type());
       if (in.back().byteSize())
-        std::memcpy(in.back().data(), ctx.ptr[static_cast<size_t>(inputs_[i])], in.back().byteSize());
+        std::memcpy(in.back().data(), ctx.ptr[static_cast<size_t>(inputs_[i])],
+                    in.back().byteSize());
     }
     std::vector<const Tensor*> ptrs;
     for (const Tensor& t : in)
@@ -94,14 +95,26 @@ std::unique_ptr<Kernel> bindKernel(const BindArgs& a) {
 namespace shardc {
 
 bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
-  static const std::set<std::string_view> kAnyType = {"transpose", "broadcast", "slice", "concat",
+  static const std::set<std::string_view> kAnyType = {"transpose", "broadcast", "slice",  "concat",
                                                       "split",     "pad",       "reshape"};
-  static const std::set<std::string_view> kFloat = {
-      "matmul",      "conv2d",     "conv2d_backward_input", "conv2d_backward_filter",
-      "softmax",     "log_softmax", "layer_norm",           "reduce_sum",
-      "reduce_mean", "reduce_max", "reduce_min",            "argmax",
-      "gather",      "scatter_add", "max_pool2d",           "avg_pool2d",
-      "max_pool2d_backward", "avg_pool2d_backward"};
+  static const std::set<std::string_view> kFloat = {"matmul",
+                                                    "conv2d",
+                                                    "conv2d_backward_input",
+                                                    "conv2d_backward_filter",
+                                                    "softmax",
+                                                    "log_softmax",
+                                                    "layer_norm",
+                                                    "reduce_sum",
+                                                    "reduce_mean",
+                                                    "reduce_max",
+                                                    "reduce_min",
+                                                    "argmax",
+                                                    "gather",
+                                                    "scatter_add",
+                                                    "max_pool2d",
+                                                    "avg_pool2d",
+                                                    "max_pool2d_backward",
+                                                    "avg_pool2d_backward"};
   if (anchor.def().communicates || kernel == "fused_elementwise" || isLaneOp(anchor)) return true;
   if (kAnyType.count(kernel)) return true;
   DType t = anchor.operand(0)->type().dtype;

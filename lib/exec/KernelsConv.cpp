@@ -68,8 +68,8 @@ public:
     ops::readWindow(at, ws[2], ws[3], w);
     int64_t g = at.getInt("groups");
     memory::dims xd = dnnl_glue::toDims(xs), yd = dnnl_glue::toDims(ys);
-    memory::dims wd = g == 1 ? dnnl_glue::toDims(ws)
-                             : memory::dims{g, ws[0] / g, ws[1], ws[2], ws[3]};
+    memory::dims wd =
+        g == 1 ? dnnl_glue::toDims(ws) : memory::dims{g, ws[0] / g, ws[1], ws[2], ws[3]};
     memory::dims strides{w.sh, w.sw}, dil{w.dh - 1, w.dw - 1}, pl{w.pt, w.pl}, pr{w.pb, w.pr};
     x_.plain = memory::desc(xd, memory::data_type::f32, tag::nchw);
     y_.plain = memory::desc(yd, memory::data_type::f32, tag::nchw);
@@ -81,12 +81,13 @@ public:
       b_.id = a.num.id(op.operand(2));
     }
     try {
-      auto fwdDesc = bias ? dnnl::convolution_forward::desc(
-                                dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                anyDesc(xd), anyDesc(wd), b_.plain, anyDesc(yd), strides, dil, pl, pr)
-                          : dnnl::convolution_forward::desc(
-                                dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                anyDesc(xd), anyDesc(wd), anyDesc(yd), strides, dil, pl, pr);
+      auto fwdDesc =
+          bias ? dnnl::convolution_forward::desc(
+                     dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                     anyDesc(xd), anyDesc(wd), b_.plain, anyDesc(yd), strides, dil, pl, pr)
+               : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                 dnnl::algorithm::convolution_direct, anyDesc(xd),
+                                                 anyDesc(wd), anyDesc(yd), strides, dil, pl, pr);
       dnnl::convolution_forward::primitive_desc fwd(fwdDesc, eng);
       if (kind_ == "conv2d") {
         x_.choose(fwd.src_desc(), eng);

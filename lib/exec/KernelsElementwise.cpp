@@ -3,15 +3,17 @@
 // gathered with broadcast strides), every op runs as a vector loop over the block, and the
 // values other steps read are stored at the end of the block, so an output may overwrite
 // an input it was computed from.
-#include "Kernel.h"
-#include "VecMath.h"
-
 #include "Fusion.h"
+#include "Kernel.h"
+#include "LaneProgram.h"
+#include "VecMath.h"
 
 #include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <omp.h>
 
@@ -22,21 +24,49 @@ constexpr int64_t kBlock = 512;
 constexpr int64_t kParallelMin = 1 << 15; // elements below which one thread does it all
 
 enum class Opc : uint8_t {
-  Copy, Neg, Abs, Relu, Exp, Log, Sqrt, Rsqrt, Recip, Tanh, Erf, Sigmoid, Floor, Not,
-  GeluErf, GeluTanh, Add, Sub, Mul, Div, Pow, Square, Cube, Max, Min, And, Or,
-  Eq, Ne, Lt, Le, Gt, Ge, Where, ToBool
-};
-
-struct Ins {
-  Opc opc;
-  int dst, a = -1, b = -1, c = -1;
+  Copy,
+  Neg,
+  Abs,
+  Relu,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Recip,
+  Tanh,
+  Erf,
+  Sigmoid,
+  Floor,
+  Not,
+  GeluErf,
+  GeluTanh,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Square,
+  Cube,
+  Max,
+  Min,
+  And,
+  Or,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Where,
+  ToBool
 };
 
 const std::map<std::string, Opc> kUnary = {
-    {"neg", Opc::Neg},   {"abs", Opc::Abs},        {"relu", Opc::Relu},  {"exp", Opc::Exp},
-    {"log", Opc::Log},   {"sqrt", Opc::Sqrt},      {"rsqrt", Opc::Rsqrt}, {"reciprocal", Opc::Recip},
-    {"tanh", Opc::Tanh}, {"erf", Opc::Erf},        {"sigmoid", Opc::Sigmoid}, {"floor", Opc::Floor},
-    {"not", Opc::Not},   {"broadcast", Opc::Copy}};
+    {"neg", Opc::Neg},     {"abs", Opc::Abs},          {"relu", Opc::Relu},
+    {"exp", Opc::Exp},     {"log", Opc::Log},          {"sqrt", Opc::Sqrt},
+    {"rsqrt", Opc::Rsqrt}, {"reciprocal", Opc::Recip}, {"tanh", Opc::Tanh},
+    {"erf", Opc::Erf},     {"sigmoid", Opc::Sigmoid},  {"floor", Opc::Floor},
+    {"not", Opc::Not},     {"broadcast", Opc::Copy}};
 const std::map<std::string, Opc> kBinary = {{"add", Opc::Add}, {"sub", Opc::Sub}, {"mul", Opc::Mul},
                                             {"div", Opc::Div}, {"pow", Opc::Pow}, {"max", Opc::Max},
                                             {"min", Opc::Min}, {"and", Opc::And}, {"or", Opc::Or}};
@@ -47,73 +77,96 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
                                  const float* c, int64_t n) {
   switch (opc) {
   case Opc::Copy:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i];
     break;
   case Opc::Neg:
-    for (int64_t i = 0; i < n; ++i) d[i] = -a[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = -a[i];
     break;
   case Opc::Abs:
-    for (int64_t i = 0; i < n; ++i) d[i] = std::fabs(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = std::fabs(a[i]);
     break;
   case Opc::Relu: // NaN stays NaN
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] > 0 || a[i] != a[i] ? a[i] : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] > 0 || a[i] != a[i] ? a[i] : 0.0f;
     break;
   case Opc::Exp:
-    for (int64_t i = 0; i < n; ++i) d[i] = vm::exp(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::exp(a[i]);
     break;
   case Opc::Log:
-    for (int64_t i = 0; i < n; ++i) d[i] = vm::log(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::log(a[i]);
     break;
   case Opc::Sqrt:
-    for (int64_t i = 0; i < n; ++i) d[i] = std::sqrt(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = std::sqrt(a[i]);
     break;
   case Opc::Rsqrt:
-    for (int64_t i = 0; i < n; ++i) d[i] = 1.0f / std::sqrt(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = 1.0f / std::sqrt(a[i]);
     break;
   case Opc::Recip:
-    for (int64_t i = 0; i < n; ++i) d[i] = 1.0f / a[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = 1.0f / a[i];
     break;
   case Opc::Tanh:
-    for (int64_t i = 0; i < n; ++i) d[i] = vm::tanh(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::tanh(a[i]);
     break;
   case Opc::Erf:
-    for (int64_t i = 0; i < n; ++i) d[i] = vm::erf(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::erf(a[i]);
     break;
   case Opc::Sigmoid:
-    for (int64_t i = 0; i < n; ++i) d[i] = vm::sigmoid(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::sigmoid(a[i]);
     break;
   case Opc::Floor:
-    for (int64_t i = 0; i < n; ++i) d[i] = std::floor(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = std::floor(a[i]);
     break;
   case Opc::Not:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] != 0 ? 0.0f : 1.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] != 0 ? 0.0f : 1.0f;
     break;
   case Opc::GeluErf:
-    for (int64_t i = 0; i < n; ++i) d[i] = vm::geluErf(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::geluErf(a[i]);
     break;
   case Opc::GeluTanh:
-    for (int64_t i = 0; i < n; ++i) d[i] = vm::geluTanh(a[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::geluTanh(a[i]);
     break;
   case Opc::Add:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] + b[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] + b[i];
     break;
   case Opc::Sub:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] - b[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] - b[i];
     break;
   case Opc::Mul:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] * b[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] * b[i];
     break;
   case Opc::Div:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] / b[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] / b[i];
     break;
   case Opc::Pow:
-    for (int64_t i = 0; i < n; ++i) d[i] = std::pow(a[i], b[i]);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = std::pow(a[i], b[i]);
     break;
   case Opc::Square:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] * a[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] * a[i];
     break;
   case Opc::Cube:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] * a[i] * a[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] * a[i] * a[i];
     break;
   case Opc::Max: // NaN propagates
     for (int64_t i = 0; i < n; ++i)
@@ -124,205 +177,251 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
       d[i] = a[i] != a[i] ? a[i] : (b[i] != b[i] ? b[i] : (a[i] < b[i] ? a[i] : b[i]));
     break;
   case Opc::And:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] != 0 && b[i] != 0 ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] != 0 && b[i] != 0 ? 1.0f : 0.0f;
     break;
   case Opc::Or:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] != 0 || b[i] != 0 ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] != 0 || b[i] != 0 ? 1.0f : 0.0f;
     break;
   case Opc::Eq:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] == b[i] ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] == b[i] ? 1.0f : 0.0f;
     break;
   case Opc::Ne:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] != b[i] ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] != b[i] ? 1.0f : 0.0f;
     break;
   case Opc::Lt:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] < b[i] ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] < b[i] ? 1.0f : 0.0f;
     break;
   case Opc::Le:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] <= b[i] ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] <= b[i] ? 1.0f : 0.0f;
     break;
   case Opc::Gt:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] > b[i] ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] > b[i] ? 1.0f : 0.0f;
     break;
   case Opc::Ge:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] >= b[i] ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] >= b[i] ? 1.0f : 0.0f;
     break;
   case Opc::Where:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] != 0 ? b[i] : c[i];
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] != 0 ? b[i] : c[i];
     break;
   case Opc::ToBool:
-    for (int64_t i = 0; i < n; ++i) d[i] = a[i] != 0 ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] != 0 ? 1.0f : 0.0f;
     break;
   }
 }
 
+} // namespace
+
 // A group input: read in place (its shape is the group's, f32) or gathered per block.
-struct Input {
+struct LaneProgram::Input {
   int slot;
   int64_t id;
   bool isBool;
   bool direct;
   std::vector<int64_t> strides; // per dim of the group shape, in elements (0: broadcast)
+  int uniform = -1; // one value for every element: its block in uniform_, filled per run
 };
 
-struct Output {
+struct LaneProgram::Output {
   int slot;
   int64_t id;
   bool isBool;
 };
 
-class LaneKernel : public Kernel {
-public:
-  explicit LaneKernel(const BindArgs& a) {
-    const Op& anchor = a.anchor();
-    shape_ = anchor.result(0)->type().shape;
-    n_ = numel(shape_);
-    std::map<const Value*, int> slotOf;
-    auto inputSlot = [&](const Value* v) {
-      auto it = slotOf.find(v);
-      if (it != slotOf.end()) return it->second;
-      int s = slots_++;
-      slotOf[v] = s;
-      Input in{s, a.num.id(v), v->type().dtype == DType::I1, false, {}};
-      in.direct = !in.isBool && v->type().shape == shape_;
-      const Shape& vs = v->type().shape;
-      if (vs.size() > shape_.size())
-        throw Error("elementwise step: operand " + v->type().str() + " is larger than the group");
-      std::vector<int64_t> rs(vs.size());
-      int64_t acc = 1;
-      for (size_t d = vs.size(); d-- > 0;) {
-        rs[d] = acc;
-        acc *= vs[d];
-      }
-      size_t off = shape_.size() - vs.size();
-      in.strides.assign(shape_.size(), 0);
-      for (size_t d = 0; d < vs.size(); ++d)
-        in.strides[off + d] = vs[d] == 1 ? 0 : rs[d];
-      inputs_.push_back(std::move(in));
-      return s;
-    };
-    for (const Op* op : a.ops) {
-      if (!isLaneOp(*op) || op->result(0)->type().shape != shape_)
-        throw Error("step '" + a.step.kernel + "': op '" + op->name() +
-                    "' does not fit an elementwise kernel over " + shapeStr(shape_));
-      std::vector<int> src;
-      for (const Value* v : op->operands()) src.push_back(inputSlot(v));
-      int dst = slots_++;
-      slotOf[op->result(0)] = dst;
-      code_.push_back(instruction(*op, dst, src, a));
-      if (a.stored(op->result(0)))
-        outputs_.push_back({dst, a.num.id(op->result(0)), op->result(0)->type().dtype == DType::I1});
+struct LaneProgram::Ins {
+  Opc opc;
+  int dst, a = -1, b = -1, c = -1;
+};
+
+LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, int64_t block)
+    : block_(std::max<int64_t>(block, 1)) {
+  shape_ = ops.back()->result(0)->type().shape;
+  auto inputSlot = [&](const Value* v) {
+    auto it = slotOf_.find(v);
+    if (it != slotOf_.end()) return it->second;
+    int s = slots_++;
+    slotOf_[v] = s;
+    Input in{s, a.num.id(v), v->type().dtype == DType::I1, false, {}};
+    in.direct = !in.isBool && v->type().shape == shape_;
+    const Shape& vs = v->type().shape;
+    if (vs.size() > shape_.size())
+      throw Error("elementwise step: operand " + v->type().str() + " is larger than the group");
+    std::vector<int64_t> rs(vs.size());
+    int64_t acc = 1;
+    for (size_t d = vs.size(); d-- > 0;) {
+      rs[d] = acc;
+      acc *= vs[d];
+    }
+    size_t off = shape_.size() - vs.size();
+    in.strides.assign(shape_.size(), 0);
+    for (size_t d = 0; d < vs.size(); ++d)
+      in.strides[off + d] = vs[d] == 1 ? 0 : rs[d];
+    if (numel(vs) == 1 && !in.direct) in.uniform = uniforms_++;
+    inputs_.push_back(std::move(in));
+    return s;
+  };
+  for (const Op* op : ops) {
+    if (!isLaneOp(*op) || op->result(0)->type().shape != shape_)
+      throw Error("step '" + a.step.kernel + "': op '" + op->name() +
+                  "' does not fit an elementwise kernel over " + shapeStr(shape_));
+    std::vector<int> src;
+    for (const Value* v : op->operands())
+      src.push_back(inputSlot(v));
+    int dst = slots_++;
+    slotOf_[op->result(0)] = dst;
+    code_.push_back(instruction(*op, dst, src, a));
+    if (a.stored(op->result(0)))
+      outputs_.push_back({dst, a.num.id(op->result(0)), op->result(0)->type().dtype == DType::I1});
+  }
+}
+
+LaneProgram::~LaneProgram() = default;
+
+int LaneProgram::slot(const Value* v) const {
+  return slotOf_.at(v);
+}
+
+void LaneProgram::prepare(const ExecContext& ctx) {
+  uniform_.resize(static_cast<size_t>(uniforms_ * block_));
+  for (const Input& in : inputs_)
+    if (in.uniform >= 0) {
+      const uint8_t* p = ctx.ptr[static_cast<size_t>(in.id)];
+      float v = in.isBool ? (p[0] ? 1.0f : 0.0f) : *reinterpret_cast<const float*>(p);
+      std::fill_n(uniform_.begin() + in.uniform * block_, block_, v);
+    }
+}
+
+LaneProgram::Ins LaneProgram::instruction(const Op& op, int dst, const std::vector<int>& src,
+                                          const BindArgs& a) {
+  const std::string& name = op.name();
+  if (auto it = kUnary.find(name); it != kUnary.end()) return {it->second, dst, src[0]};
+  if (name == "gelu")
+    return {op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanh : Opc::GeluErf, dst,
+            src[0]};
+  if (name == "cast") {
+    bool toBool =
+        op.result(0)->type().dtype == DType::I1 && op.operand(0)->type().dtype != DType::I1;
+    return {toBool ? Opc::ToBool : Opc::Copy, dst, src[0]};
+  }
+  if (name == "compare")
+    return {kCompare.at(op.attrs().getString("direction")), dst, src[0], src[1]};
+  if (name == "where") return {Opc::Where, dst, src[0], src[1], src[2]};
+  Opc opc = kBinary.at(name);
+  if (opc == Opc::Pow) {
+    // A constant integer exponent (x^2, x^3 of a decomposed GELU) needs no pow().
+    const Value* e = op.operand(1);
+    const PlanValue& pv = a.plan.values[static_cast<size_t>(a.num.id(e))];
+    if (pv.home == ValueHome::Constant && e->type().numel() == 1 && e->definingOp() &&
+        e->definingOp()->name() == "constant") {
+      double v = e->definingOp()->attrs().getTensor("value").getDouble(0);
+      if (v == 2) return {Opc::Square, dst, src[0]};
+      if (v == 3) return {Opc::Cube, dst, src[0]};
     }
   }
+  return {opc, dst, src[0], src[1]};
+}
+
+void LaneProgram::load(const ExecContext& ctx, const Input& in, int64_t p0, int64_t len,
+                       float* slotBuf, float** slot) const {
+  const uint8_t* base = ctx.ptr[static_cast<size_t>(in.id)];
+  if (in.direct) {
+    slot[in.slot] = reinterpret_cast<float*>(const_cast<uint8_t*>(base)) + p0;
+    return;
+  }
+  if (in.uniform >= 0) {
+    slot[in.slot] = const_cast<float*>(uniform_.data()) + in.uniform * block_;
+    return;
+  }
+  float* dst = slotBuf;
+  slot[in.slot] = dst;
+  size_t rank = shape_.size();
+  int64_t inner = rank ? shape_[rank - 1] : 1, innerStride = rank ? in.strides[rank - 1] : 0;
+  for (int64_t p = p0; p < p0 + len;) {
+    int64_t row = p / inner, j = p % inner, cnt = std::min(inner - j, p0 + len - p);
+    int64_t off = 0, r = row;
+    for (size_t d = rank - 1; d-- > 0 && rank > 1;) {
+      off += (r % shape_[d]) * in.strides[d];
+      r /= shape_[d];
+    }
+    off += j * innerStride;
+    if (in.isBool) {
+      for (int64_t i = 0; i < cnt; ++i)
+        dst[i] = base[off + i * innerStride] ? 1.0f : 0.0f;
+    } else {
+      const float* src = reinterpret_cast<const float*>(base) + off;
+      if (innerStride == 0)
+        for (int64_t i = 0; i < cnt; ++i)
+          dst[i] = src[0];
+      else if (innerStride == 1)
+        std::memcpy(dst, src, static_cast<size_t>(cnt) * sizeof(float));
+      else
+        for (int64_t i = 0; i < cnt; ++i)
+          dst[i] = src[i * innerStride];
+    }
+    dst += cnt;
+    p += cnt;
+  }
+}
+
+void LaneProgram::evalBlock(const ExecContext& ctx, int64_t p0, int64_t len, float* scratch,
+                            float** slots) const {
+  for (int s = 0; s < slots_; ++s)
+    slots[s] = scratch + static_cast<size_t>(s) * block_;
+  for (const Input& in : inputs_)
+    load(ctx, in, p0, len, scratch + static_cast<size_t>(in.slot) * block_, slots);
+  for (const Ins& i : code_)
+    runIns(i.opc, slots[i.dst], slots[i.a], i.b >= 0 ? slots[i.b] : nullptr,
+           i.c >= 0 ? slots[i.c] : nullptr, len);
+  for (const Output& o : outputs_) {
+    uint8_t* out = ctx.ptr[static_cast<size_t>(o.id)];
+    const float* s = slots[o.slot];
+    if (o.isBool)
+      for (int64_t i = 0; i < len; ++i)
+        out[p0 + i] = s[i] != 0;
+    else
+      std::memcpy(reinterpret_cast<float*>(out) + p0, s, static_cast<size_t>(len) * 4);
+  }
+}
+
+namespace {
+
+class LaneKernel : public Kernel {
+public:
+  explicit LaneKernel(const BindArgs& a)
+      : prog_(a, a.ops, kBlock), n_(numel(a.anchor().result(0)->type().shape)) {}
 
   void run(ExecContext& ctx) override {
     if (n_ == 0) return;
     int64_t blocks = (n_ + kBlock - 1) / kBlock;
-    int threads = n_ >= kParallelMin ? std::min<int64_t>(ctx.threads, blocks) : 1;
-    size_t need = static_cast<size_t>(threads) * static_cast<size_t>(slots_) * kBlock;
-    if (scratch_.size() < need) scratch_.assign(need, 0.0f);
+    int threads = n_ >= kParallelMin ? static_cast<int>(std::min<int64_t>(ctx.threads, blocks)) : 1;
+    size_t per = static_cast<size_t>(prog_.slots()) * kBlock;
+    if (scratch_.size() < threads * per) scratch_.assign(threads * per, 0.0f);
+    if (slotPtrs_.size() < static_cast<size_t>(threads * prog_.slots()))
+      slotPtrs_.assign(static_cast<size_t>(threads * prog_.slots()), nullptr);
+    prog_.prepare(ctx);
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t blk = 0; blk < blocks; ++blk)
-      runBlock(ctx, blk * kBlock, std::min(kBlock, n_ - blk * kBlock),
-               scratch_.data() + static_cast<size_t>(omp_get_thread_num()) * slots_ * kBlock);
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      int t = omp_get_thread_num();
+      prog_.evalBlock(ctx, blk * kBlock, std::min(kBlock, n_ - blk * kBlock),
+                      scratch_.data() + static_cast<size_t>(t) * per,
+                      slotPtrs_.data() + static_cast<size_t>(t * prog_.slots()));
+    }
   }
 
 private:
-  Ins instruction(const Op& op, int dst, const std::vector<int>& src, const BindArgs& a) {
-    const std::string& name = op.name();
-    if (auto it = kUnary.find(name); it != kUnary.end()) return {it->second, dst, src[0]};
-    if (name == "gelu")
-      return {op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanh : Opc::GeluErf, dst,
-              src[0]};
-    if (name == "cast") {
-      bool toBool = op.result(0)->type().dtype == DType::I1 &&
-                    op.operand(0)->type().dtype != DType::I1;
-      return {toBool ? Opc::ToBool : Opc::Copy, dst, src[0]};
-    }
-    if (name == "compare")
-      return {kCompare.at(op.attrs().getString("direction")), dst, src[0], src[1]};
-    if (name == "where") return {Opc::Where, dst, src[0], src[1], src[2]};
-    Opc opc = kBinary.at(name);
-    if (opc == Opc::Pow) {
-      // A constant integer exponent (x^2, x^3 of a decomposed GELU) needs no pow().
-      const Value* e = op.operand(1);
-      const PlanValue& pv = a.plan.values[static_cast<size_t>(a.num.id(e))];
-      if (pv.home == ValueHome::Constant && e->type().numel() == 1 && e->definingOp() &&
-          e->definingOp()->name() == "constant") {
-        double v = e->definingOp()->attrs().getTensor("value").getDouble(0);
-        if (v == 2) return {Opc::Square, dst, src[0]};
-        if (v == 3) return {Opc::Cube, dst, src[0]};
-      }
-    }
-    return {opc, dst, src[0], src[1]};
-  }
-
-  void load(const ExecContext& ctx, const Input& in, int64_t p0, int64_t len, float* slotBuf,
-            float** slot) const {
-    const uint8_t* base = ctx.ptr[static_cast<size_t>(in.id)];
-    if (in.direct) {
-      slot[in.slot] = reinterpret_cast<float*>(const_cast<uint8_t*>(base)) + p0;
-      return;
-    }
-    float* dst = slotBuf;
-    slot[in.slot] = dst;
-    size_t rank = shape_.size();
-    int64_t inner = rank ? shape_[rank - 1] : 1, innerStride = rank ? in.strides[rank - 1] : 0;
-    for (int64_t p = p0; p < p0 + len;) {
-      int64_t row = p / inner, j = p % inner, cnt = std::min(inner - j, p0 + len - p);
-      int64_t off = 0, r = row;
-      for (size_t d = rank - 1; d-- > 0 && rank > 1;) {
-        off += (r % shape_[d]) * in.strides[d];
-        r /= shape_[d];
-      }
-      off += j * innerStride;
-      if (in.isBool) {
-        for (int64_t i = 0; i < cnt; ++i)
-          dst[i] = base[off + i * innerStride] ? 1.0f : 0.0f;
-      } else {
-        const float* src = reinterpret_cast<const float*>(base) + off;
-        if (innerStride == 0)
-          for (int64_t i = 0; i < cnt; ++i) dst[i] = src[0];
-        else
-          for (int64_t i = 0; i < cnt; ++i) dst[i] = src[i * innerStride];
-      }
-      dst += cnt;
-      p += cnt;
-    }
-  }
-
-  void runBlock(const ExecContext& ctx, int64_t p0, int64_t len, float* scratch) const {
-    float* slot[256];
-    float** slots = slot;
-    std::vector<float*> big;
-    if (slots_ > 256) {
-      big.resize(static_cast<size_t>(slots_));
-      slots = big.data();
-    }
-    for (int s = 0; s < slots_; ++s)
-      slots[s] = scratch + static_cast<size_t>(s) * kBlock;
-    for (const Input& in : inputs_)
-      load(ctx, in, p0, len, scratch + static_cast<size_t>(in.slot) * kBlock, slots);
-    for (const Ins& i : code_)
-      runIns(i.opc, slots[i.dst], slots[i.a], i.b >= 0 ? slots[i.b] : nullptr,
-             i.c >= 0 ? slots[i.c] : nullptr, len);
-    for (const Output& o : outputs_) {
-      uint8_t* out = ctx.ptr[static_cast<size_t>(o.id)];
-      const float* s = slots[o.slot];
-      if (o.isBool)
-        for (int64_t i = 0; i < len; ++i) out[p0 + i] = s[i] != 0;
-      else
-        std::memcpy(reinterpret_cast<float*>(out) + p0, s, static_cast<size_t>(len) * 4);
-    }
-  }
-
-  Shape shape_;
-  int64_t n_ = 0;
-  int slots_ = 0;
-  std::vector<Input> inputs_;
-  std::vector<Ins> code_;
-  std::vector<Output> outputs_;
+  LaneProgram prog_;
+  int64_t n_;
   std::vector<float> scratch_;
+  std::vector<float*> slotPtrs_;
 };
 
 } // namespace

@@ -63,15 +63,15 @@ public:
       if (op->operand(0) != cur && !(op->numOperands() == 2 && op->operand(1) == cur))
         throw Error("step 'matmul': '" + n + "' does not continue the matmul's epilogue");
       if (op->numOperands() == 1) {
-        algorithm alg = n == "relu" ? algorithm::eltwise_relu
-                        : n == "tanh" ? algorithm::eltwise_tanh
+        algorithm alg = n == "relu"      ? algorithm::eltwise_relu
+                        : n == "tanh"    ? algorithm::eltwise_tanh
                         : n == "sigmoid" ? algorithm::eltwise_logistic
-                        : n == "exp" ? algorithm::eltwise_exp
-                        : n == "abs" ? algorithm::eltwise_abs
-                        : n == "gelu" ? (op->attrs().getString("approximate") == "tanh"
-                                             ? algorithm::eltwise_gelu_tanh
-                                             : algorithm::eltwise_gelu_erf)
-                                      : algorithm::undef;
+                        : n == "exp"     ? algorithm::eltwise_exp
+                        : n == "abs"     ? algorithm::eltwise_abs
+                        : n == "gelu"    ? (op->attrs().getString("approximate") == "tanh"
+                                                ? algorithm::eltwise_gelu_tanh
+                                                : algorithm::eltwise_gelu_erf)
+                                         : algorithm::undef;
         if (alg == algorithm::undef) throw Error("step 'matmul': no epilogue for '" + n + "'");
         po.append_eltwise(1.0f, alg, 0.0f, 0.0f);
       } else {
@@ -81,7 +81,7 @@ public:
             throw Error("step 'matmul': epilogue operand made by '" + it->second->name() + "'");
           x = it->second->operand(0);
         }
-        algorithm alg = n == "add" ? algorithm::binary_add
+        algorithm alg = n == "add"   ? algorithm::binary_add
                         : n == "sub" ? algorithm::binary_sub
                         : n == "mul" ? algorithm::binary_mul
                                      : algorithm::undef;

@@ -91,8 +91,9 @@ public:
   void run(ExecContext& ctx) override {
     const float* x = reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(x_)]);
     float* y = reinterpret_cast<float*>(ctx.ptr[static_cast<size_t>(y_)]);
-    const float* scale =
-        scale_ >= 0 ? reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(scale_)]) : nullptr;
+    const float* scale = scale_ >= 0
+                             ? reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(scale_)])
+                             : nullptr;
     const float* bias =
         bias_ >= 0 ? reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(bias_)]) : nullptr;
     int64_t rows = outer_ * inner_;

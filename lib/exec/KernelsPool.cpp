@@ -21,7 +21,8 @@ public:
     max_ = n == "max_pool2d" || n == "max_pool2d_backward";
     backward_ = n == "max_pool2d_backward" || n == "avg_pool2d_backward";
     const Shape& xs = backward_ ? op.result(0)->type().shape : op.operand(0)->type().shape;
-    const Shape& os = backward_ ? op.operand(max_ ? 1 : 0)->type().shape : op.result(0)->type().shape;
+    const Shape& os =
+        backward_ ? op.operand(max_ ? 1 : 0)->type().shape : op.result(0)->type().shape;
     const auto& k = op.attrs().getInts("kernel");
     ops::Window w;
     ops::readWindow(op.attrs(), k[0], k[1], w);
@@ -60,8 +61,7 @@ public:
     const float* x = x_ >= 0 ? f(x_) : nullptr;
     const float* dy = dy_ >= 0 ? f(dy_) : nullptr;
     int t = planes_ * outPlane_ >= (1 << 12) ? ctx.threads : 1;
-    if (backward_)
-      std::memset(out, 0, static_cast<size_t>(planes_ * inPlane_) * sizeof(float));
+    if (backward_) std::memset(out, 0, static_cast<size_t>(planes_ * inPlane_) * sizeof(float));
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
     for (int64_t p = 0; p < planes_; ++p) {
       if (backward_)

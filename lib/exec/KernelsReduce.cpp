@@ -55,8 +55,10 @@ public:
   explicit ReduceKernel(const BindArgs& a) {
     const Op& op = a.anchor();
     const std::string& n = op.name();
-    kind_ = n == "reduce_sum" ? Kind::Sum : n == "reduce_mean" ? Kind::Mean
-            : n == "reduce_max" ? Kind::Max : Kind::Min;
+    kind_ = n == "reduce_sum"    ? Kind::Sum
+            : n == "reduce_mean" ? Kind::Mean
+            : n == "reduce_max"  ? Kind::Max
+                                 : Kind::Min;
     shape_ = op.operand(0)->type().shape;
     size_t rank = shape_.size();
     reduced_.assign(rank, false);

@@ -59,15 +59,16 @@ void stridedCopy(uint8_t* dst, const Strides& ds, const uint8_t* src, const Stri
         d4[j * di] = s4[j * si];
     } else {
       for (int64_t j = 0; j < inner; ++j)
-        std::memcpy(drow + j * di * static_cast<int64_t>(es), srow + j * si * static_cast<int64_t>(es), es);
+        std::memcpy(drow + j * di * static_cast<int64_t>(es),
+                    srow + j * si * static_cast<int64_t>(es), es);
     }
   }
 }
 
 // One strided copy per (input, output) piece, precomputed at bind time.
 struct Piece {
-  int64_t src, dst;          // value ids
-  int64_t srcOff, dstOff;    // element offsets
+  int64_t src, dst;       // value ids
+  int64_t srcOff, dstOff; // element offsets
   Strides srcStrides, dstStrides;
   Shape shape;
 };
@@ -141,8 +142,8 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a) {
   } else if (n == "concat" || n == "split") {
     bool cat = n == "concat";
     const Shape& big = cat ? op.result(0)->type().shape : xs;
-    auto axis = static_cast<size_t>(*normalizeAxis(op.attrs().getInt("axis"),
-                                                   static_cast<int64_t>(big.size())));
+    auto axis = static_cast<size_t>(
+        *normalizeAxis(op.attrs().getInt("axis"), static_cast<int64_t>(big.size())));
     Strides bst = rowMajorOf(big);
     int64_t at = 0;
     size_t count = cat ? op.numOperands() : op.numResults();
@@ -170,8 +171,8 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a) {
     one.setDouble(0, op.attrs().getFloat("value"));
     std::vector<uint8_t> fill(one.data(), one.data() + one.byteSize());
     pieces.push_back({xid, whole(op.result(0)), 0, off, xst, ds, xs});
-    return std::make_unique<CopyKernel>(std::move(pieces), es, std::move(fill),
-                                        whole(op.result(0)), numel(out));
+    return std::make_unique<CopyKernel>(std::move(pieces), es, std::move(fill), whole(op.result(0)),
+                                        numel(out));
   } else {
     return nullptr;
   }

@@ -39,8 +39,7 @@ int64_t ExecPlan::constantBytes(const Function& f) const {
   ValueNumbering num(f);
   int64_t bytes = 0;
   for (size_t v = 0; v < values.size() && static_cast<int64_t>(v) < num.count(); ++v)
-    if (values[v].home == ValueHome::Constant)
-      bytes += num.type(static_cast<int64_t>(v)).bytes();
+    if (values[v].home == ValueHome::Constant) bytes += num.type(static_cast<int64_t>(v)).bytes();
   return bytes;
 }
 
@@ -121,8 +120,8 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
         return "op " + std::to_string(i) + " is partly computed in advance";
     }
     if (noStep != (stepOf[i] < 0))
-      return "op " + std::to_string(i) + (noStep ? " is a view or constant but also runs"
-                                                 : " runs in no step");
+      return "op " + std::to_string(i) +
+             (noStep ? " is a view or constant but also runs" : " runs in no step");
   }
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     for (int64_t i : plan.steps[s].ops) {
@@ -132,8 +131,7 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
         while (plan.values[static_cast<size_t>(id)].home == ValueHome::View)
           id = plan.values[static_cast<size_t>(id)].base;
         const PlanValue& pv = plan.values[static_cast<size_t>(id)];
-        if (pv.home == ValueHome::Constant || id < static_cast<int64_t>(f.numArguments()))
-          continue;
+        if (pv.home == ValueHome::Constant || id < static_cast<int64_t>(f.numArguments())) continue;
         int64_t w = stepOf[static_cast<size_t>(num.index(num.value(id)->definingOp()))];
         if (w > static_cast<int64_t>(s) ||
             (w != static_cast<int64_t>(s) && pv.home == ValueHome::Fused))

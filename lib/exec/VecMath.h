@@ -30,7 +30,7 @@ SHARDC_INLINE float exp(float x) {
   // Past hi 2^n would overflow the exponent; below lo the result is subnormal: flushed to 0.
   const float hi = 88.37f, lo = -87.33f;
   float xc = x > hi ? hi : (x < lo ? lo : x);
-  float n = __builtin_roundevenf(xc * 1.44269504088896341f);
+  float n = __builtin_rintf(xc * 1.44269504088896341f);
   float r = xc - n * 0.693145751953125f - n * 1.428606765330187e-06f;
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;

@@ -20,7 +20,7 @@ struct Context;
 }
 
 struct ExecStats {
-  int64_t peakBytes = 0;                     // arena + constants + arguments
+  int64_t peakBytes = 0;                         // arena + constants + arguments
   std::map<std::string, double> secondsByKernel; // added up over runs
 };
 

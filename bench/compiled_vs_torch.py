@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""shardc's compiled runtime next to PyTorch eager on the same CPU, in one run: a GPT
+(vocab 4096, d 256, 8 heads, 4 layers, seq 128, batch 8: forward and one Adam step) and a
+torchvision ResNet-18 (112x112, batch 8: forward and one SGD step).
+
+Each side runs with 1 and 2 threads; the table shows the median step of --repeats runs (each
+the median of --steps steps, timed inside the process, so start-up and loading are left out)
+and the best thread count of each side. PyTorch's BLAS (the libblas.so.3 it loaded) is
+printed; the GEMM floor is the model's matmul/conv FLOPs (from shardc's cost model) over the
+best sgemm rate measured here (PyTorch's 2048^3 sgemm and shardc's own, the larger). Peak
+memory is each process's max RSS minus the bytes of the weights it loads.
+
+  bench/compiled_vs_torch.py [--build build] [--repeats 5] [--steps 10] [--cases gpt,resnet]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from benchutil import ROOT, add_common_args
+
+GPT = dict(vocab=4096, d=256, heads=8, block=128, layers=4)
+BATCH = 8
+
+
+def gpt_model(training):
+    import torch
+    import gen_onnx_fixtures as fx
+
+    torch.manual_seed(0)
+    gpt = fx.GPT(GPT["vocab"], GPT["d"], GPT["heads"], GPT["block"], GPT["layers"])
+    return fx.GPTLoss(gpt) if training else gpt
+
+
+def resnet_model(training):
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    net = torchvision.models.resnet18(num_classes=1000)
+    if not training:
+        return net
+
+    class WithLoss(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, x, y):
+            return torch.nn.functional.cross_entropy(self.m(x), y)
+
+    return WithLoss(net)
+
+
+def inputs(case):
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    if case.startswith("gpt"):
+        idx = torch.randint(0, GPT["vocab"], (BATCH, GPT["block"]), generator=g)
+        return {"idx": idx, "targets": torch.randint(0, GPT["vocab"], (BATCH, GPT["block"]),
+                                                     generator=g)}
+    return {"x": torch.randn(BATCH, 3, 112, 112, generator=g),
+            "y": torch.randint(0, 1000, (BATCH,), generator=g)}
+
+
+CASES = {  # name: (model, training, optimizer, input names of the forward)
+    "gpt-forward": (gpt_model, False, None, ["idx"]),
+    "gpt-adam": (gpt_model, True, "adam", ["idx", "targets"]),
+    "resnet18-forward": (resnet_model, False, None, ["x"]),
+    "resnet18-sgd": (resnet_model, True, "sgd", ["x", "y"]),
+}
+
+
+def torch_worker(case, threads, steps):
+    """Runs in a child process: times `steps` steps of PyTorch eager, prints JSON."""
+    import time
+
+    import torch
+
+    torch.set_num_threads(threads)
+    make, training, opt, names = CASES[case]
+    model = make(training)
+    feed = inputs(case)
+    args = [feed[n] for n in names]
+    times = []
+    if training:
+        model.train() if case.startswith("gpt") else model.eval()
+        o = (torch.optim.Adam(model.parameters(), lr=1e-3) if opt == "adam"
+             else torch.optim.SGD(model.parameters(), lr=1e-3))
+        for _ in range(steps + 1):
+            t0 = time.perf_counter()
+            o.zero_grad(set_to_none=True)
+            loss = model(*args)
+            loss.backward()
+            o.step()
+            times.append(time.perf_counter() - t0)
+    else:
+        model.eval()
+        with torch.no_grad():
+            for _ in range(steps + 1):
+                t0 = time.perf_counter()
+                model(*args)
+                times.append(time.perf_counter() - t0)
+    blas = sorted({line.split()[-1] for line in open("/proc/self/maps")
+                   if re.search(r"lib(open)?blas", line)})
+    weights = sum(p.numel() * 4 for p in model.parameters())
+    print(json.dumps({"step": statistics.median(times[1:]), "blas": blas, "weights": weights}))
+
+
+def torch_sgemm_rate(threads):
+    import time
+
+    import torch
+
+    torch.set_num_threads(threads)
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    a @ b
+    t0 = time.perf_counter()
+    for _ in range(3):
+        a @ b
+    return 3 * 2 * 2048 ** 3 / (time.perf_counter() - t0)
+
+
+def max_rss_run(cmd, env=None):
+    """Runs cmd to completion; returns (stdout, max RSS in bytes)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    if status:
+        sys.exit(f"{' '.join(cmd)} failed:\n{err}")
+    return out, usage.ru_maxrss * 1024
+
+
+def export(case, folder):
+    import torch
+
+    make, training, _, names = CASES[case]
+    model = make(training)
+    feed = inputs(case)
+    path = os.path.join(folder, case + ".onnx")
+    mode = torch.onnx.TrainingMode.TRAINING if training and case.startswith("gpt") else \
+        torch.onnx.TrainingMode.EVAL
+    model.eval()
+    torch.onnx.export(model, tuple(feed[n] for n in names), path, input_names=names,
+                      output_names=["loss" if training else "out"], opset_version=13,
+                      training=mode, do_constant_folding=False)
+    files = []
+    import numpy as np
+    for n in names:
+        f = os.path.join(folder, f"{case}-{n}.npy")
+        np.save(f, feed[n].numpy())
+        files += ["--input", f"{n}={f}"]
+    return path, files
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_common_args(ap)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--cases", default="gpt,resnet18")
+    ap.add_argument("--torch-worker", nargs=3, metavar=("CASE", "THREADS", "STEPS"),
+                    help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.torch_worker:
+        torch_worker(a.torch_worker[0], int(a.torch_worker[1]), int(a.torch_worker[2]))
+        return
+    shardc = os.path.join(a.build, "bin", "shardc")
+    env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
+    if "avx512f" in open("/proc/cpuinfo").read():
+        env.setdefault("OPENBLAS_CORETYPE", "SkylakeX")  # OpenBLAS 0.3.21 misdetects it
+    cases = [c for c in CASES if c.split("-")[0] in a.cases.split(",")]
+    rows, blas = [], None
+    peak = max(torch_sgemm_rate(t) for t in (1, 2))
+    with tempfile.TemporaryDirectory() as out:
+        for case in cases:
+            model, files = export(case, out)
+            _, training, opt, _ = CASES[case]
+            flags = ["--inference"] if not training else ["--optimizer", opt,
+                                                          "--learning-rate", "0.001"]
+            compiled = subprocess.run([shardc, "compile", model, "--output-folder", out,
+                                       "--pef-name", case] + flags, check=True,
+                                      capture_output=True, text=True).stdout
+            gflop = float(re.search(r"([0-9.]+) GFLOP per device", compiled).group(1))
+            pef = os.path.join(out, case, case + ".pef")
+            info = json.loads(subprocess.run([shardc, "inspect", "--json", pef], check=True,
+                                             capture_output=True, text=True).stdout)
+            weights = info["parameter_bytes"]
+            side = {"shardc": {}, "torch": {}}
+            for threads in (1, 2):
+                for _ in range(a.repeats):
+                    o, rss = max_rss_run([shardc, "run", "--pef", pef, "--steps", str(a.steps + 1),
+                                          "--threads", str(threads), "--stats", "--output-dir",
+                                          out] + files, env)
+                    step = float(re.search(r"median step ([0-9.]+) s", o).group(1))
+                    side["shardc"].setdefault(threads, []).append((step, rss - weights))
+                    o, rss = max_rss_run([sys.executable, __file__, "--torch-worker", case,
+                                          str(threads), str(a.steps)], env)
+                    r = json.loads(o)
+                    blas = r["blas"]
+                    side["torch"].setdefault(threads, []).append((r["step"], rss - r["weights"]))
+            best = {}
+            for who, by in side.items():
+                med = {t: statistics.median(s for s, _ in v) for t, v in by.items()}
+                t = min(med, key=med.get)
+                best[who] = (med[1], med[2], t, med[t], max(m for _, m in by[t]))
+            rows.append((case, gflop, best))
+    print(f"PyTorch BLAS: {', '.join(blas) or 'none found'}; OPENBLAS_CORETYPE="
+          f"{env.get('OPENBLAS_CORETYPE', '(unset)')}; {os.cpu_count()} cores; peak sgemm "
+          f"{peak / 1e9:.0f} GFLOP/s (PyTorch 2048^3, best of 1 and 2 threads)")
+    print(f"medians of {a.repeats} runs x {a.steps} steps; batch {BATCH}")
+    print(f"{'case':18} {'GFLOP':>7} {'floor ms':>8} | {'shardc 1t':>9} {'2t':>7} | "
+          f"{'torch 1t':>9} {'2t':>7} | {'speedup':>7} {'vs floor':>8} | "
+          f"{'shardc MiB':>10} {'torch MiB':>9}")
+    for case, gflop, best in rows:
+        s, t = best["shardc"], best["torch"]
+        floor = gflop * 1e9 / peak
+        print(f"{case:18} {gflop:7.2f} {floor * 1e3:8.1f} | {s[0] * 1e3:9.1f} {s[1] * 1e3:7.1f} | "
+              f"{t[0] * 1e3:9.1f} {t[1] * 1e3:7.1f} | {t[3] / s[3]:7.2f} {s[3] / floor:8.2f} | "
+              f"{s[4] / 2**20:10.1f} {t[4] / 2**20:9.1f}")
+    print("speedup: PyTorch's best step over shardc's best; vs floor: shardc's best over the "
+          "GEMM floor; memory: max RSS minus the weights, at each side's best thread count")
+
+
+if __name__ == "__main__":
+    main()
