@@ -81,6 +81,29 @@ PartitionOutcome runPartitioned(const PartitionCase& c, const std::vector<Tensor
           allClose(whole, want[r], exact ? 0 : 1e-5, exact ? 0 : 1e-6);
       if (!same) out.failure += "result " + f.results()[r].name + ": " + same.message() + "\n";
     }
+
+    // The same programs through their executable plans (f32 native kernels), whole and per
+    // device, against the interpreter within f32's error.
+    stage = "running compiled";
+    std::vector<Tensor> magnitude = interpret(f, absoluteValues(args));
+    std::vector<Tensor> whole = runCompiled(f, args);
+    auto compiled = runOnDevices(mesh, [&](Collectives& comm) {
+      return runCompiled(*local->functions().front(), perDevice[static_cast<size_t>(comm.device())],
+                         &comm, 1);
+    });
+    for (size_t r = 0; r < want.size(); ++r) {
+      std::vector<Tensor> pieces;
+      for (const auto& results : compiled)
+        pieces.push_back(results[r]);
+      Tensor assembled = assemble(pieces, p.resultShardings[r], mesh);
+      for (const auto& [how, t] :
+           {std::pair<const char*, const Tensor&>{"whole", whole[r]}, {"partitioned", assembled}}) {
+        ::testing::AssertionResult near = nearReference(t, want[r], magnitude[r]);
+        if (!near)
+          out.failure += std::string("compiled (") + how + ") result " + f.results()[r].name +
+                         ": " + near.message() + "\n";
+      }
+    }
   } catch (const std::exception& e) {
     out.failure += stage + " failed: " + e.what() + "\n";
   }

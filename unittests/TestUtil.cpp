@@ -1,5 +1,7 @@
 #include "TestUtil.h"
 
+#include "shardc/exec/CompiledFunction.h"
+
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
@@ -78,6 +80,53 @@ Tensor fixture(const std::string& name) {
              << "\n  got:      " << formatTensor(a, 16) << "\n  expected: " << formatTensor(b, 16);
   }
   return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult nearReference(const Tensor& got, const Tensor& want,
+                                         const Tensor& magnitude) {
+  if (got.type() != want.type())
+    return ::testing::AssertionFailure()
+           << "types differ: " << got.type().str() << " vs " << want.type().str();
+  if (!isFloat(want.dtype())) return allClose(got, want, 0, 0);
+  constexpr double kUlps = 256.0 / (1 << 24);
+  double scale = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    if (std::isfinite(want.getDouble(i))) scale = std::max(scale, std::fabs(want.getDouble(i)));
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double x = got.getDouble(i), y = want.getDouble(i);
+    if (std::isnan(x) || std::isnan(y) || std::isinf(y)) {
+      if (std::isnan(x) != std::isnan(y) || (std::isinf(y) && x != y))
+        return ::testing::AssertionFailure() << "element " << i << ": " << x << " vs " << y;
+      continue;
+    }
+    double m = std::max({std::fabs(y), std::fabs(magnitude.getDouble(i)), scale});
+    if (!(std::fabs(x - y) <= kUlps * m))
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << x << " vs " << y << " (bound " << kUlps * m << ")"
+             << "\n  got:      " << formatTensor(got, 16)
+             << "\n  expected: " << formatTensor(want, 16);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<Tensor> absoluteValues(const std::vector<Tensor>& args) {
+  std::vector<Tensor> out = args;
+  for (Tensor& t : out)
+    if (isFloat(t.dtype()))
+      for (int64_t i = 0; i < t.numel(); ++i)
+        t.setDouble(i, std::fabs(t.getDouble(i)));
+  return out;
+}
+
+std::vector<Tensor> runCompiled(const Function& f, std::vector<Tensor> args, Collectives* comm,
+                                int threads) {
+  CompiledFunction cf(f, buildPlan(f), threads);
+  std::vector<Tensor> untied = cf.run(args, comm);
+  std::vector<Tensor> out;
+  size_t k = 0;
+  for (const auto& r : f.results())
+    out.push_back(r.tiedArg >= 0 ? args[static_cast<size_t>(r.tiedArg)] : std::move(untied[k++]));
+  return out;
 }
 
 } // namespace shardc::testing

@@ -11,8 +11,10 @@
 #include <vector>
 
 namespace shardc {
+class Collectives;
+class Function;
 class Module;
-}
+} // namespace shardc
 
 namespace shardc::testing {
 
@@ -37,5 +39,21 @@ Tensor fixture(const std::string& name);
 // Elementwise |a - b| <= atol + rtol * |b| with equal types; NaNs must match.
 ::testing::AssertionResult allClose(const Tensor& a, const Tensor& b, double rtol = 1e-6,
                                     double atol = 1e-6);
+
+// f32 kernels against the double reference: |got - want| <= 256 ulp(f32) of the element's
+// magnitude: the largest of |want|, |magnitude| (the reference on the absolute values of the
+// float inputs: for a matmul sum |a||b|) and max|want| over the tensor (so results that
+// cancel to near zero are judged at the scale of the values they came from). Non-float
+// results must be equal; NaNs and infinities must match.
+::testing::AssertionResult nearReference(const Tensor& got, const Tensor& want,
+                                         const Tensor& magnitude);
+
+// The float arguments made absolute (the others as they are), for nearReference.
+std::vector<Tensor> absoluteValues(const std::vector<Tensor>& args);
+
+// Runs `f` through its executable plan (buildPlan + CompiledFunction, `threads` intra-op
+// threads) on `args`: every result, tied ones included.
+std::vector<Tensor> runCompiled(const Function& f, std::vector<Tensor> args,
+                                Collectives* comm = nullptr, int threads = 2);
 
 } // namespace shardc::testing

@@ -147,7 +147,7 @@ private:
       if (u < 0) return;
       const Op& user = *ops_[static_cast<size_t>(u)];
       int64_t ug = groupOf_[static_cast<size_t>(u)];
-      if (groups_[static_cast<size_t>(ug)].kernel != "fused_elementwise" ||
+      if (ug < 0 || groups_[static_cast<size_t>(ug)].kernel != "fused_elementwise" ||
           user.result(0)->type() != cur->type())
         return;
       std::vector<int64_t> take{u};

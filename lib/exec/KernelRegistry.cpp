@@ -95,8 +95,8 @@ std::unique_ptr<Kernel> bindKernel(const BindArgs& a) {
 namespace shardc {
 
 bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
-  static const std::set<std::string_view> kAnyType = {"transpose", "broadcast", "slice",  "concat",
-                                                      "split",     "pad",       "reshape"};
+  static const std::set<std::string_view> kAnyType = {
+      "transpose", "broadcast", "slice", "concat", "split", "pad", "reshape", "gather"};
   static const std::set<std::string_view> kFloat = {"matmul",
                                                     "conv2d",
                                                     "conv2d_backward_input",
@@ -108,8 +108,6 @@ bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
                                                     "reduce_mean",
                                                     "reduce_max",
                                                     "reduce_min",
-                                                    "argmax",
-                                                    "gather",
                                                     "scatter_add",
                                                     "max_pool2d",
                                                     "avg_pool2d",
@@ -117,10 +115,12 @@ bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
                                                     "avg_pool2d_backward"};
   if (anchor.def().communicates || kernel == "fused_elementwise" || isLaneOp(anchor)) return true;
   if (kAnyType.count(kernel)) return true;
-  DType t = anchor.operand(0)->type().dtype;
-  if (kernel == "gather" || kernel == "scatter_add")
-    t = anchor.operand(kernel == "gather" ? 0 : 1)->type().dtype;
-  return kFloat.count(kernel) && t == DType::F32;
+  DType t = anchor.operand(kernel == "scatter_add" ? 1 : 0)->type().dtype;
+  // oneDNN refuses zero-sized dims; such steps are cheap anyway.
+  bool empty = anchor.result(0)->type().numel() == 0;
+  for (const Value* v : anchor.operands())
+    empty |= v->type().numel() == 0;
+  return kFloat.count(kernel) && t == DType::F32 && !empty;
 }
 
 } // namespace shardc
