@@ -52,6 +52,7 @@ std::unique_ptr<Kernel> bindKernel(const BindArgs& a);
 
 // The families (one file each). Each returns null when it has no kernel for the step.
 std::unique_ptr<Kernel> bindElementwise(const BindArgs& a);
+std::unique_ptr<Kernel> bindWide(const BindArgs& a);
 std::unique_ptr<Kernel> bindMatmul(const BindArgs& a);
 std::unique_ptr<Kernel> bindConv(const BindArgs& a);
 std::unique_ptr<Kernel> bindNorm(const BindArgs& a);
@@ -59,6 +60,8 @@ std::unique_ptr<Kernel> bindReduce(const BindArgs& a);
 std::unique_ptr<Kernel> bindShape(const BindArgs& a);
 std::unique_ptr<Kernel> bindIndex(const BindArgs& a);
 std::unique_ptr<Kernel> bindPool(const BindArgs& a);
+// Whether bindWide has a kernel for this single elementwise op of a dtype outside the lanes.
+bool hasWideKernel(const Op& op);
 // Runs an op's registry kernel on copies of its operands (reference fallback, collectives).
 std::unique_ptr<Kernel> bindRegistryKernel(const BindArgs& a);
 

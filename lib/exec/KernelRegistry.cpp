@@ -14,8 +14,8 @@ namespace shardc {
 namespace {
 
 using Binder = std::unique_ptr<Kernel> (*)(const BindArgs&);
-const Binder kFamilies[] = {bindElementwise, bindMatmul, bindConv,  bindNorm,
-                            bindReduce,      bindShape,  bindIndex, bindPool};
+const Binder kFamilies[] = {bindElementwise, bindWide,  bindMatmul, bindConv, bindNorm,
+                            bindReduce,      bindShape, bindIndex,  bindPool};
 
 class RegistryKernel : public Kernel {
 public:
@@ -114,7 +114,7 @@ bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
                                                     "max_pool2d_backward",
                                                     "avg_pool2d_backward"};
   if (anchor.def().communicates || kernel == "fused_elementwise" || isLaneOp(anchor)) return true;
-  if (kAnyType.count(kernel)) return true;
+  if (kAnyType.count(kernel) || hasWideKernel(anchor)) return true;
   DType t = anchor.operand(kernel == "scatter_add" ? 1 : 0)->type().dtype;
   // oneDNN refuses zero-sized dims; such steps are cheap anyway.
   bool empty = anchor.result(0)->type().numel() == 0;

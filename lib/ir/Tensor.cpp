@@ -63,9 +63,8 @@ template <typename T> void store(uint8_t* p, int64_t i, T v) {
 }
 } // namespace
 
-double Tensor::getDouble(int64_t i) const {
-  const uint8_t* p = bytes_.data();
-  switch (type_.dtype) {
+double loadDouble(const uint8_t* p, DType t, int64_t i) {
+  switch (t) {
   case DType::F32:
     return load<float>(p, i);
   case DType::F64:
@@ -75,13 +74,12 @@ double Tensor::getDouble(int64_t i) const {
   case DType::BF16:
     return bf16ToFloat(load<uint16_t>(p, i));
   default:
-    return static_cast<double>(getInt(i));
+    return static_cast<double>(loadInt(p, t, i));
   }
 }
 
-int64_t Tensor::getInt(int64_t i) const {
-  const uint8_t* p = bytes_.data();
-  switch (type_.dtype) {
+int64_t loadInt(const uint8_t* p, DType t, int64_t i) {
+  switch (t) {
   case DType::I64:
     return load<int64_t>(p, i);
   case DType::I32:
@@ -89,7 +87,7 @@ int64_t Tensor::getInt(int64_t i) const {
   case DType::I1:
     return load<uint8_t>(p, i) ? 1 : 0;
   default: {
-    double d = getDouble(i);
+    double d = loadDouble(p, t, i);
     // Float to int conversion truncates toward zero; out-of-range values saturate.
     if (std::isnan(d)) return 0;
     if (d >= 9.2233720368547758e18) return INT64_MAX;
@@ -99,9 +97,8 @@ int64_t Tensor::getInt(int64_t i) const {
   }
 }
 
-void Tensor::setDouble(int64_t i, double v) {
-  uint8_t* p = bytes_.data();
-  switch (type_.dtype) {
+void storeDouble(uint8_t* p, DType t, int64_t i, double v) {
+  switch (t) {
   case DType::F32:
     store<float>(p, i, static_cast<float>(v));
     return;
@@ -123,14 +120,13 @@ void Tensor::setDouble(int64_t i, double v) {
       n = v >= 9.2233720368547758e18    ? INT64_MAX
           : v <= -9.2233720368547758e18 ? INT64_MIN
                                         : static_cast<int64_t>(v);
-    setInt(i, n);
+    storeInt(p, t, i, n);
   }
   }
 }
 
-void Tensor::setInt(int64_t i, int64_t v) {
-  uint8_t* p = bytes_.data();
-  switch (type_.dtype) {
+void storeInt(uint8_t* p, DType t, int64_t i, int64_t v) {
+  switch (t) {
   case DType::I64:
     store<int64_t>(p, i, v);
     return;
@@ -141,8 +137,21 @@ void Tensor::setInt(int64_t i, int64_t v) {
     store<uint8_t>(p, i, v != 0 ? 1 : 0);
     return;
   default:
-    setDouble(i, static_cast<double>(v));
+    storeDouble(p, t, i, static_cast<double>(v));
   }
+}
+
+double Tensor::getDouble(int64_t i) const {
+  return loadDouble(bytes_.data(), type_.dtype, i);
+}
+int64_t Tensor::getInt(int64_t i) const {
+  return loadInt(bytes_.data(), type_.dtype, i);
+}
+void Tensor::setDouble(int64_t i, double v) {
+  storeDouble(bytes_.data(), type_.dtype, i, v);
+}
+void Tensor::setInt(int64_t i, int64_t v) {
+  storeInt(bytes_.data(), type_.dtype, i, v);
 }
 
 std::vector<double> Tensor::toDoubles() const {

@@ -186,6 +186,8 @@ void registerUnary(OpRegistry& r, const UnaryFn& u) {
   d.kernel = [u](const KernelArgs& a) {
     return std::vector<Tensor>{applyUnary(*a.inputs[0], u.f, u.i)};
   };
+  d.element.unaryF = u.f;
+  d.element.unaryI = u.i;
   if (UnaryGrad grad = unaryGrad(u.name))
     d.gradient = [grad](const GradArgs& a) {
       return std::vector<Value*>{grad(a.b, a.op.operand(0), a.op.result(0), gradOrZero(a, 0))};
@@ -371,6 +373,8 @@ void registerBinary(OpRegistry& r, const BinaryFn& bf) {
     return std::vector<Tensor>{Tensor::fromInts(
         rt, zipBroadcast(rt.shape, x.shape(), x.toInts(), y.shape(), y.toInts(), bf.i))};
   };
+  d.element.binaryF = bf.f;
+  d.element.binaryI = bf.i;
   if (bf.domain != Domain::Bool)
     d.gradient = [name = std::string(bf.name)](const GradArgs& a) {
       Value *x = a.op.operand(0), *y = a.op.operand(1);

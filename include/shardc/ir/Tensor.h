@@ -52,6 +52,13 @@ private:
 void copyAlong(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt, int64_t dim,
                int64_t len);
 
+// Element i of a raw buffer of dtype `t`, with Tensor::getDouble/getInt/setDouble/setInt's
+// conversions (the compiled runtime's kernels for non-f32 dtypes use them too).
+double loadDouble(const uint8_t* p, DType t, int64_t i);
+int64_t loadInt(const uint8_t* p, DType t, int64_t i);
+void storeDouble(uint8_t* p, DType t, int64_t i, double v);
+void storeInt(uint8_t* p, DType t, int64_t i, int64_t v);
+
 // IEEE half and bfloat16 conversions, round to nearest even.
 uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);

@@ -55,6 +55,16 @@ using GradFn = std::function<std::vector<Value*>(const GradArgs&)>;
 using ShardingRuleFn =
     std::function<ShardingRule(const OpSig&, const std::vector<TensorType>& results)>;
 
+// Elementwise ops: the function of one element in the widest type of the dtype's family
+// (double for floats, int64 for integers and i1). The reference kernel and the compiled
+// runtime's kernels for dtypes other than f32 both apply it.
+struct ElementFns {
+  double (*unaryF)(double) = nullptr;
+  int64_t (*unaryI)(int64_t) = nullptr;
+  double (*binaryF)(double, double) = nullptr;
+  int64_t (*binaryI)(int64_t, int64_t) = nullptr;
+};
+
 struct OpDef {
   std::string name;
   std::string summary;
@@ -67,6 +77,7 @@ struct OpDef {
   KernelFn kernel;
   GradFn gradient;             // empty: not differentiable (autodiff rejects it on a gradient path)
   ShardingRuleFn shardingRule; // factor-based rule; every op has one
+  ElementFns element;          // unary and binary elementwise ops
   // A collective: its kernel talks to the other devices (KernelArgs::comm), so it is never
   // constant-folded.
   bool communicates = false;
