@@ -32,7 +32,7 @@ PACKAGES=(
   python3-numpy python3-torch python3-onnx
   # benchmarks: PyTorch takes its BLAS from libblas.so.3; without OpenBLAS it gets the
   # reference BLAS, some 40x slower (bench/ prints which one it found)
-  libopenblas0-pthread
+  libopenblas0-pthread python3-torchvision
   # style
   clang-format
 )

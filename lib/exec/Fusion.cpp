@@ -126,6 +126,29 @@ private:
     groupOf_[static_cast<size_t>(op)] = group;
   }
 
+  // sum over the batch dims of transpose(X) x G, X [..b, m, k] and G [..b, m, n] with the same
+  // batch dims: the weight gradient of a matmul whose weight every batch element shares. It is
+  // X^T G with X seen as [b m, k] and G as [b m, n], one GEMM with the batch in the
+  // contraction, when the transpose is the matmul's own (folded into this step, group g).
+  bool sumsBatchOfTransposed(const Op& mm, const Op& red, int64_t g) const {
+    if (red.name() != "reduce_sum") return false;
+    const Shape& out = mm.result(0)->type().shape;
+    size_t batch = out.size() - 2;
+    if (batch == 0) return false;
+    std::vector<int64_t> axes;
+    for (int64_t a : red.attrs().getInts("axes"))
+      axes.push_back(*normalizeAxis(a, static_cast<int64_t>(out.size())));
+    std::sort(axes.begin(), axes.end());
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (axes.size() != batch || axes[i] != static_cast<int64_t>(i)) return false;
+    const Value *a = mm.operand(0), *b = mm.operand(1);
+    int64_t t = producer(a);
+    if (t < 0 || groupOf_[static_cast<size_t>(t)] != g) return false; // not a folded transpose
+    return a->type().shape.size() == out.size() && b->type().shape.size() == out.size() &&
+           std::equal(out.begin(), out.end() - 2, a->type().shape.begin()) &&
+           std::equal(out.begin(), out.end() - 2, b->type().shape.begin());
+  }
+
   // A matmul takes a transpose of the last two dims of an operand (read with strides) and a
   // chain of elementwise ops on its result (bias, activation, residual add) into its kernel.
   void fuseMatmul(int64_t m) {
@@ -142,6 +165,10 @@ private:
         moveTo(t, g);
     }
     const Value* cur = mm.result(0);
+    if (int64_t r = soleUser(cur); r >= 0 && sumsBatchOfTransposed(mm, *ops_[static_cast<size_t>(r)], g)) {
+      moveTo(r, g); // a weight gradient: one GEMM over every batch row
+      return;
+    }
     while (true) {
       int64_t u = soleUser(cur);
       if (u < 0) return;

@@ -33,6 +33,7 @@ public:
       if (op->name() == "matmul") mm = op;
     }
     if (!mm) throw Error("step 'matmul' has no matmul op");
+    if (bindBatchReduced(a, *mm, inStep)) return;
     const Shape& out = mm->result(0)->type().shape;
     size_t rank = out.size();
     auto operand = [&](size_t i, memory::dims& dims, memory::dims& strides) {
@@ -110,6 +111,34 @@ public:
     } catch (const dnnl::error& e) {
       throw Error(std::string("oneDNN has no matmul for this step: ") + e.what());
     }
+  }
+
+  // transpose(X) x G summed over the batch (Fusion.cpp: a weight gradient): X^T G with X as
+  // [rows, k] and G as [rows, n], so the batch lies in the contraction.
+  bool bindBatchReduced(const BindArgs& a, const Op& mm, const std::map<const Value*, const Op*>& inStep) {
+    const Op* red = nullptr;
+    for (const Op* op : a.ops)
+      if (op->name() == "reduce_sum") red = op;
+    if (!red) return false;
+    auto t = inStep.find(mm.operand(0));
+    if (t == inStep.end() || t->second->name() != "transpose")
+      throw Error("step 'matmul': a batch sum needs the transposed operand in the step");
+    const Value* x = t->second->operand(0);
+    const Shape& gs = mm.operand(1)->type().shape;
+    int64_t k = x->type().shape.back(), n = gs.back(), rows = x->type().numel() / k;
+    srcDesc_ = dnnl_glue::f32Desc({k, rows}, {1, k});
+    weiDesc_ = dnnl_glue::f32Desc({rows, n}, {n, 1});
+    dstDesc_ = dnnl_glue::f32Desc({k, n}, {n, 1});
+    srcId_ = a.num.id(x);
+    weiId_ = a.num.id(mm.operand(1));
+    dstId_ = a.num.id(red->result(0));
+    try {
+      prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(srcDesc_, weiDesc_, dstDesc_), a.dnnl->engine));
+    } catch (const dnnl::error& e) {
+      throw Error(std::string("oneDNN has no matmul for this step: ") + e.what());
+    }
+    return true;
   }
 
   void run(ExecContext& ctx) override {

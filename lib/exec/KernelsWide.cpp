@@ -9,7 +9,10 @@
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <iterator>
 #include <set>
 
 namespace shardc {
@@ -48,7 +51,11 @@ public:
     // Floats compute in double, integers and i1 in int64, as the reference kernels do.
     DType in = op_.operand(kind_ == Kind::Where ? 1 : 0)->type().dtype;
     floatDomain_ = isFloat(in);
-    if (kind_ == Kind::Compare) direction_ = op_.attrs().getString("direction");
+    if (kind_ == Kind::Compare) {
+      const std::string& d = op_.attrs().getString("direction");
+      const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+      direction_ = static_cast<int>(std::find(std::begin(names), std::end(names), d) - names);
+    }
   }
 
   void run(ExecContext& ctx) override {
@@ -61,75 +68,103 @@ public:
   }
 
 private:
+  // Row by row along the last dim: each operand's row loaded into a buffer of the domain's
+  // type (one dtype switch per row), the op applied over the buffers, the row stored.
   void runElements(ExecContext& ctx) {
     int64_t n = out_.numel();
-    size_t rank = out_.shape.size();
-    std::vector<int64_t> idx(rank, 0), off(ids_.size(), 0);
-    std::vector<const uint8_t*> in;
-    for (int64_t id : ids_)
-      in.push_back(ctx.ptr[static_cast<size_t>(id)]);
+    if (n == 0) return;
+    size_t rank = out_.shape.size(), ops = ids_.size();
+    int64_t inner = rank ? out_.shape[rank - 1] : 1, rows = n / inner;
+    std::vector<std::vector<double>> fd(ops, std::vector<double>(static_cast<size_t>(inner)));
+    std::vector<std::vector<int64_t>> id(ops, std::vector<int64_t>(static_cast<size_t>(inner)));
+    std::vector<double> fy(static_cast<size_t>(inner));
+    std::vector<int64_t> iy(static_cast<size_t>(inner));
     uint8_t* y = ctx.ptr[static_cast<size_t>(resultId_)];
     const ElementFns& e = op_.def().element;
-    for (int64_t i = 0; i < n; ++i) {
+    bool resultFloat = isFloat(out_.dtype);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (size_t k = 0; k < ops; ++k) {
+        int64_t off = 0, q = r;
+        for (size_t d = rank - 1; d-- > 0 && rank > 1;) {
+          off += (q % out_.shape[d]) * strides_[k][d];
+          q /= out_.shape[d];
+        }
+        int64_t st = rank ? strides_[k][rank - 1] : 0;
+        const uint8_t* p = ctx.ptr[static_cast<size_t>(ids_[k])];
+        // Where reads its operands' bytes; everything else its domain's values.
+        bool asFloat = kind_ == Kind::Where ? isFloat(types_[k]) : floatDomain_ && k < 2 &&
+                                                                    kind_ != Kind::Where;
+        if (kind_ == Kind::Cast) asFloat = isFloat(out_.dtype) || isFloat(types_[k]);
+        if (asFloat)
+          for (int64_t j = 0; j < inner; ++j)
+            fd[k][static_cast<size_t>(j)] = loadDouble(p, types_[k], off + j * st);
+        else
+          for (int64_t j = 0; j < inner; ++j)
+            id[k][static_cast<size_t>(j)] = loadInt(p, types_[k], off + j * st);
+      }
+      bool floatOut = resultFloat;
       switch (kind_) {
       case Kind::Unary:
-        if (floatDomain_)
-          storeDouble(y, out_.dtype, i, e.unaryF(loadDouble(in[0], types_[0], off[0])));
-        else
-          storeInt(y, out_.dtype, i, e.unaryI(loadInt(in[0], types_[0], off[0])));
+        for (int64_t j = 0; j < inner; ++j)
+          floatDomain_ ? void(fy[j] = e.unaryF(fd[0][j])) : void(iy[j] = e.unaryI(id[0][j]));
         break;
       case Kind::Binary:
-        if (floatDomain_)
-          storeDouble(y, out_.dtype, i,
-                      e.binaryF(loadDouble(in[0], types_[0], off[0]),
-                                loadDouble(in[1], types_[1], off[1])));
-        else
-          storeInt(y, out_.dtype, i,
-                   e.binaryI(loadInt(in[0], types_[0], off[0]), loadInt(in[1], types_[1], off[1])));
+        for (int64_t j = 0; j < inner; ++j)
+          floatDomain_ ? void(fy[j] = e.binaryF(fd[0][j], fd[1][j]))
+                       : void(iy[j] = e.binaryI(id[0][j], id[1][j]));
         break;
       case Kind::Compare:
-        storeInt(y, out_.dtype, i,
-                 floatDomain_ ? compare(loadDouble(in[0], types_[0], off[0]),
-                                        loadDouble(in[1], types_[1], off[1]))
-                              : compare(loadInt(in[0], types_[0], off[0]),
-                                        loadInt(in[1], types_[1], off[1])));
+        for (int64_t j = 0; j < inner; ++j)
+          iy[j] = floatDomain_ ? compare(fd[0][j], fd[1][j]) : compare(id[0][j], id[1][j]);
+        floatOut = false;
         break;
-      case Kind::Where: {
-        size_t pick = loadInt(in[0], types_[0], off[0]) ? 1 : 2;
-        size_t es = dtypeSize(out_.dtype);
-        std::memcpy(y + static_cast<size_t>(i) * es, in[pick] + static_cast<size_t>(off[pick]) * es,
-                    es);
+      case Kind::Where:
+        for (int64_t j = 0; j < inner; ++j) {
+          size_t pick = id[0][j] ? 1 : 2;
+          if (resultFloat)
+            fy[j] = fd[pick][j];
+          else
+            iy[j] = id[pick][j];
+        }
         break;
-      }
       case Kind::Cast: // as the reference cast: floats through double, the rest through int64
-        if (isFloat(out_.dtype))
-          storeDouble(y, out_.dtype, i, loadDouble(in[0], types_[0], off[0]));
-        else if (isFloat(types_[0]) && isBool(out_.dtype))
-          storeInt(y, out_.dtype, i, loadDouble(in[0], types_[0], off[0]) != 0.0);
-        else
-          storeInt(y, out_.dtype, i, loadInt(in[0], types_[0], off[0]));
+        for (int64_t j = 0; j < inner; ++j) {
+          if (resultFloat)
+            fy[j] = fd[0][j];
+          else if (isFloat(types_[0]))
+            iy[j] = isBool(out_.dtype) ? fd[0][j] != 0.0 : truncate(fd[0][j]);
+          else
+            iy[j] = id[0][j];
+        }
         break;
       }
-      // Odometer over the result's index space, moving every operand's offset along.
-      for (size_t d = rank; d-- > 0;) {
-        for (size_t k = 0; k < off.size(); ++k)
-          off[k] += strides_[k][d];
-        if (++idx[d] < out_.shape[d]) break;
-        for (size_t k = 0; k < off.size(); ++k)
-          off[k] -= strides_[k][d] * out_.shape[d];
-        idx[d] = 0;
-      }
+      int64_t base = r * inner;
+      if (floatOut && resultFloat)
+        for (int64_t j = 0; j < inner; ++j)
+          storeDouble(y, out_.dtype, base + j, fy[static_cast<size_t>(j)]);
+      else
+        for (int64_t j = 0; j < inner; ++j)
+          storeInt(y, out_.dtype, base + j, iy[static_cast<size_t>(j)]);
     }
   }
 
+  // Float to integer as Tensor::getInt: toward zero, saturating, NaN to 0.
+  static int64_t truncate(double d) {
+    if (std::isnan(d)) return 0;
+    if (d >= 9.2233720368547758e18) return INT64_MAX;
+    if (d <= -9.2233720368547758e18) return INT64_MIN;
+    return static_cast<int64_t>(d);
+  }
+
   template <typename T> int64_t compare(T a, T b) const {
-    const std::string& d = direction_;
-    return d == "eq"   ? a == b
-           : d == "ne" ? a != b
-           : d == "lt" ? a < b
-           : d == "le" ? a <= b
-           : d == "gt" ? a > b
-                       : a >= b;
+    switch (direction_) {
+    case 0: return a == b;
+    case 1: return a != b;
+    case 2: return a < b;
+    case 3: return a <= b;
+    case 4: return a > b;
+    default: return a >= b;
+    }
   }
 
   const Op& op_;
@@ -140,7 +175,7 @@ private:
   std::vector<std::vector<int64_t>> strides_;
   int64_t resultId_ = -1;
   bool floatDomain_ = true;
-  std::string direction_;
+  int direction_ = 0; // eq, ne, lt, le, gt, ge
 };
 
 } // namespace
