@@ -137,6 +137,8 @@ public:
   // Kernel seconds per op name (per kernel of the plan when compiled), over all steps and
   // devices.
   const std::map<std::string, double>& secondsByOp() const { return secondsByOp_; }
+  // Compiled runs: seconds per step of the plan (its label), over all steps and devices.
+  const std::map<std::string, double>& secondsByStep() const { return secondsByStep_; }
 
 private:
   static constexpr int64_t kMaxThreadDevices = 256;
@@ -151,6 +153,8 @@ private:
       peakBytes_ = std::max(peakBytes_, st.peakBytes);
       for (const auto& [k, sec] : st.secondsByKernel)
         secondsByOp_[k] += sec;
+      for (const auto& [k, sec] : st.secondsByStep)
+        secondsByStep_[k] += sec;
       return out;
     }
     InterpreterStats st;
@@ -192,7 +196,7 @@ private:
   std::unique_ptr<MpiCollectives> comm_;
   std::mutex mu_;
   int64_t peakBytes_ = 0;
-  std::map<std::string, double> secondsByOp_;
+  std::map<std::string, double> secondsByOp_, secondsByStep_;
 };
 
 } // namespace
@@ -265,6 +269,14 @@ void runPef(const RunOptions& o) {
     for (const auto& [sec, op] : ops)
       std::printf(" %s %.6f", op.c_str(), sec / static_cast<double>(o.steps));
     std::printf("\n");
+    std::vector<std::pair<double, std::string>> steps;
+    for (const auto& [label, sec] : exec.secondsByStep())
+      steps.emplace_back(sec, label);
+    std::sort(steps.rbegin(), steps.rend());
+    if (!steps.empty()) std::printf("slowest kernels of the plan, seconds per step:\n");
+    for (size_t i = 0; i < steps.size() && i < 12; ++i)
+      std::printf("  %.6f %s\n", steps[i].first / static_cast<double>(o.steps),
+                  steps[i].second.c_str());
   }
   std::vector<std::pair<std::string, Tensor>> params;
   if (!o.saveWeights.empty())

@@ -35,9 +35,13 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
       constants_.emplace(num.id(op->result(r)), std::move(out[r]));
   }
   for (const PlanStep& s : plan_.steps) {
-    BindArgs a{s, num, plan_, dnnl_.get(), {}};
-    for (int64_t i : s.ops)
+    BindArgs a{s, num, plan_, dnnl_.get(), constants_, {}};
+    std::string label = "#" + std::to_string(kernels_.size()) + " " + s.kernel + " [";
+    for (int64_t i : s.ops) {
       a.ops.push_back(num.op(i));
+      label += (a.ops.size() > 1 ? " " : "") + num.op(i)->name();
+    }
+    labels_.push_back(label + "] -> " + a.anchor().result(0)->type().str());
     kernels_.push_back(bindKernel(a));
   }
   arena_.assign(static_cast<size_t>(plan_.arenaBytes), 0);
@@ -84,9 +88,11 @@ std::vector<Tensor> CompiledFunction::run(std::vector<Tensor>& args, Collectives
   for (size_t s = 0; s < kernels_.size(); ++s) {
     auto t0 = std::chrono::steady_clock::now();
     kernels_[s]->run(ctx);
-    if (stats)
-      stats->secondsByKernel[plan_.steps[s].kernel] +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (stats) {
+      double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      stats->secondsByKernel[plan_.steps[s].kernel] += sec;
+      stats->secondsByStep[labels_[s]] += sec;
+    }
   }
   ValueNumbering num(f_);
   std::vector<Tensor> out;

@@ -165,7 +165,8 @@ private:
         moveTo(t, g);
     }
     const Value* cur = mm.result(0);
-    if (int64_t r = soleUser(cur); r >= 0 && sumsBatchOfTransposed(mm, *ops_[static_cast<size_t>(r)], g)) {
+    if (int64_t r = soleUser(cur);
+        r >= 0 && sumsBatchOfTransposed(mm, *ops_[static_cast<size_t>(r)], g)) {
       moveTo(r, g); // a weight gradient: one GEMM over every batch row
       return;
     }

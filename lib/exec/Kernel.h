@@ -7,8 +7,10 @@
 #include "PlanUtil.h"
 
 #include "shardc/exec/Plan.h"
+#include "shardc/ir/Tensor.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,7 +18,6 @@
 namespace shardc {
 class Collectives;
 class Op;
-class Tensor;
 
 namespace dnnl_glue {
 struct Context; // the oneDNN engine and stream of one CompiledFunction
@@ -42,7 +43,8 @@ struct BindArgs {
   const ValueNumbering& num;
   const ExecPlan& plan;
   dnnl_glue::Context* dnnl;
-  std::vector<const Op*> ops; // the step's ops, in program order
+  const std::map<int64_t, Tensor>& constants; // the values computed at bind time, by id
+  std::vector<const Op*> ops;                 // the step's ops, in program order
   const Op& anchor() const { return *ops.back(); }
   bool stored(const class Value* v) const;
 };

@@ -20,7 +20,7 @@
 namespace shardc {
 namespace {
 
-constexpr int64_t kBlock = 512;
+constexpr int64_t kBlock = 256;           // a block of every slot stays in L1
 constexpr int64_t kParallelMin = 1 << 15; // elements below which one thread does it all
 
 enum class Opc : uint8_t {
@@ -219,6 +219,14 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
   }
 }
 
+// A constant whose every element is the first (a full-size literal from canonicalization).
+bool isSplat(const Tensor& t) {
+  size_t es = dtypeSize(t.dtype());
+  for (int64_t i = 1; i < t.numel(); ++i)
+    if (std::memcmp(t.data(), t.data() + static_cast<size_t>(i) * es, es) != 0) return false;
+  return t.numel() > 0;
+}
+
 } // namespace
 
 // A group input: read in place (its shape is the group's, f32) or gathered per block.
@@ -265,7 +273,11 @@ LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, i
     in.strides.assign(shape_.size(), 0);
     for (size_t d = 0; d < vs.size(); ++d)
       in.strides[off + d] = vs[d] == 1 ? 0 : rs[d];
-    if (numel(vs) == 1 && !in.direct) in.uniform = uniforms_++;
+    auto c = a.constants.find(in.id);
+    if (numel(vs) == 1 || (c != a.constants.end() && isSplat(c->second))) {
+      in.direct = false;
+      in.uniform = uniforms_++;
+    }
     inputs_.push_back(std::move(in));
     return s;
   };
@@ -317,14 +329,17 @@ LaneProgram::Ins LaneProgram::instruction(const Op& op, int dst, const std::vect
   if (name == "where") return {Opc::Where, dst, src[0], src[1], src[2]};
   Opc opc = kBinary.at(name);
   if (opc == Opc::Pow) {
-    // A constant integer exponent (x^2, x^3 of a decomposed GELU) needs no pow().
-    const Value* e = op.operand(1);
-    const PlanValue& pv = a.plan.values[static_cast<size_t>(a.num.id(e))];
-    if (pv.home == ValueHome::Constant && e->type().numel() == 1 && e->definingOp() &&
-        e->definingOp()->name() == "constant") {
-      double v = e->definingOp()->attrs().getTensor("value").getDouble(0);
+    // A constant exponent (x^2 and x^3 of a decomposed GELU, x^1 of pow's own gradient)
+    // needs no pow().
+    auto c = a.constants.find(a.num.id(op.operand(1)));
+    if (c != a.constants.end() && isSplat(c->second)) {
+      double v = c->second.getDouble(0);
+      if (v == 1) return {Opc::Copy, dst, src[0]};
       if (v == 2) return {Opc::Square, dst, src[0]};
       if (v == 3) return {Opc::Cube, dst, src[0]};
+      if (v == 0.5) return {Opc::Sqrt, dst, src[0]};
+      if (v == -0.5) return {Opc::Rsqrt, dst, src[0]};
+      if (v == -1) return {Opc::Recip, dst, src[0]};
     }
   }
   return {opc, dst, src[0], src[1]};

@@ -115,7 +115,8 @@ public:
 
   // transpose(X) x G summed over the batch (Fusion.cpp: a weight gradient): X^T G with X as
   // [rows, k] and G as [rows, n], so the batch lies in the contraction.
-  bool bindBatchReduced(const BindArgs& a, const Op& mm, const std::map<const Value*, const Op*>& inStep) {
+  bool bindBatchReduced(const BindArgs& a, const Op& mm,
+                        const std::map<const Value*, const Op*>& inStep) {
     const Op* red = nullptr;
     for (const Op* op : a.ops)
       if (op->name() == "reduce_sum") red = op;

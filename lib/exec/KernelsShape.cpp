@@ -24,6 +24,35 @@ Strides rowMajorOf(const Shape& s) {
   return r;
 }
 
+// A transpose-like copy of 4-byte elements (the destination's rows contiguous, the source's
+// not): the last two dims in 32 x 32 tiles, so reads and writes both stay in cache lines.
+void tiledCopy(uint32_t* dst, const Strides& ds, const uint32_t* src, const Strides& ss,
+               const Shape& shape, int threads) {
+  constexpr int64_t kTile = 32;
+  size_t rank = shape.size();
+  int64_t rows = shape[rank - 2], cols = shape[rank - 1], planes = numel(shape) / (rows * cols);
+  int64_t dr = ds[rank - 2], sr = ss[rank - 2], sc = ss[rank - 1];
+  int64_t rowTiles = (rows + kTile - 1) / kTile;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t pt = 0; pt < planes * rowTiles; ++pt) {
+    int64_t plane = pt / rowTiles, i0 = (pt % rowTiles) * kTile;
+    int64_t doff = 0, soff = 0, r = plane;
+    for (size_t d = rank - 2; d-- > 0;) {
+      int64_t i = r % shape[d];
+      r /= shape[d];
+      doff += i * ds[d];
+      soff += i * ss[d];
+    }
+    int64_t i1 = std::min(rows, i0 + kTile);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      int64_t j1 = std::min(cols, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j)
+          dst[doff + i * dr + j] = src[soff + i * sr + j * sc];
+    }
+  }
+}
+
 // dst[sum i_d dstStrides_d] = src[sum i_d srcStrides_d] over the index space `shape`
 // (strides in elements of `es` bytes). Rows of the last dim are split over threads.
 void stridedCopy(uint8_t* dst, const Strides& ds, const uint8_t* src, const Strides& ss,
@@ -39,6 +68,9 @@ void stridedCopy(uint8_t* dst, const Strides& ds, const uint8_t* src, const Stri
   int64_t di = ds[rank - 1], si = ss[rank - 1];
   bool rowsContiguous = di == 1 && si == 1;
   int t = total * static_cast<int64_t>(es) >= (1 << 18) ? threads : 1;
+  if (rank >= 2 && es == 4 && di == 1 && si != 1 && shape[rank - 2] >= 16 && inner >= 16)
+    return tiledCopy(reinterpret_cast<uint32_t*>(dst), ds, reinterpret_cast<const uint32_t*>(src),
+                     ss, shape, t);
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
   for (int64_t row = 0; row < rows; ++row) {
     int64_t doff = 0, soff = 0, r = row;

@@ -32,6 +32,73 @@ std::vector<int64_t> broadcastStrides(const Shape& out, const Shape& in) {
 
 enum class Kind { Unary, Binary, Compare, Where, Cast };
 
+// One row of `n` elements, `st` apart from offset `off`, as int64 or double; typed loops for
+// the common dtypes, Tensor's conversions (loadInt/loadDouble) for the rest.
+template <typename T>
+void typedRow(const uint8_t* p, int64_t off, int64_t st, int64_t n, auto* out) {
+  const T* q = reinterpret_cast<const T*>(p) + off;
+  for (int64_t j = 0; j < n; ++j)
+    out[j] = q[j * st];
+}
+void rowInts(const uint8_t* p, DType t, int64_t off, int64_t st, int64_t n, int64_t* out) {
+  switch (t) {
+  case DType::I64:
+    return typedRow<int64_t>(p, off, st, n, out);
+  case DType::I32:
+    return typedRow<int32_t>(p, off, st, n, out);
+  case DType::I1:
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = p[off + j * st] != 0;
+    return;
+  default:
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = loadInt(p, t, off + j * st);
+  }
+}
+void rowDoubles(const uint8_t* p, DType t, int64_t off, int64_t st, int64_t n, double* out) {
+  switch (t) {
+  case DType::F64:
+    return typedRow<double>(p, off, st, n, out);
+  case DType::F32:
+    return typedRow<float>(p, off, st, n, out);
+  case DType::I64:
+    return typedRow<int64_t>(p, off, st, n, out);
+  case DType::I32:
+    return typedRow<int32_t>(p, off, st, n, out);
+  default:
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = loadDouble(p, t, off + j * st);
+  }
+}
+void storeRowInts(uint8_t* p, DType t, int64_t off, int64_t n, const int64_t* v) {
+  switch (t) {
+  case DType::I64:
+    std::memcpy(p + off * 8, v, static_cast<size_t>(n) * 8);
+    return;
+  case DType::I1:
+    for (int64_t j = 0; j < n; ++j)
+      p[off + j] = v[j] != 0;
+    return;
+  default:
+    for (int64_t j = 0; j < n; ++j)
+      storeInt(p, t, off + j, v[j]);
+  }
+}
+void storeRowDoubles(uint8_t* p, DType t, int64_t off, int64_t n, const double* v) {
+  switch (t) {
+  case DType::F64:
+    std::memcpy(p + off * 8, v, static_cast<size_t>(n) * 8);
+    return;
+  case DType::F32:
+    for (int64_t j = 0; j < n; ++j)
+      reinterpret_cast<float*>(p)[off + j] = static_cast<float>(v[j]);
+    return;
+  default:
+    for (int64_t j = 0; j < n; ++j)
+      storeDouble(p, t, off + j, v[j]);
+  }
+}
+
 class WideKernel : public Kernel {
 public:
   explicit WideKernel(const BindArgs& a) : op_(a.anchor()) {
@@ -70,9 +137,27 @@ public:
 private:
   // Row by row along the last dim: each operand's row loaded into a buffer of the domain's
   // type (one dtype switch per row), the op applied over the buffers, the row stored.
+  // i64 compares (one-hot labels): typed loads and the direction outside the loop.
+  template <int Dir>
+  static void compareRow(const int64_t* a, int64_t sa, const int64_t* b, int64_t sb, uint8_t* y,
+                         int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t p = a[j * sa], q = b[j * sb];
+      y[j] = Dir == 0   ? p == q
+             : Dir == 1 ? p != q
+             : Dir == 2 ? p < q
+             : Dir == 3 ? p <= q
+             : Dir == 4 ? p > q
+                        : p >= q;
+    }
+  }
+
   void runElements(ExecContext& ctx) {
     int64_t n = out_.numel();
     if (n == 0) return;
+    if (kind_ == Kind::Compare && types_[0] == DType::I64 && types_[1] == DType::I64 &&
+        !out_.shape.empty())
+      return compareInts(ctx);
     size_t rank = out_.shape.size(), ops = ids_.size();
     int64_t inner = rank ? out_.shape[rank - 1] : 1, rows = n / inner;
     std::vector<std::vector<double>> fd(ops, std::vector<double>(static_cast<size_t>(inner)));
@@ -92,15 +177,13 @@ private:
         int64_t st = rank ? strides_[k][rank - 1] : 0;
         const uint8_t* p = ctx.ptr[static_cast<size_t>(ids_[k])];
         // Where reads its operands' bytes; everything else its domain's values.
-        bool asFloat = kind_ == Kind::Where ? isFloat(types_[k]) : floatDomain_ && k < 2 &&
-                                                                    kind_ != Kind::Where;
+        bool asFloat = kind_ == Kind::Where ? isFloat(types_[k])
+                                            : floatDomain_ && k < 2 && kind_ != Kind::Where;
         if (kind_ == Kind::Cast) asFloat = isFloat(out_.dtype) || isFloat(types_[k]);
         if (asFloat)
-          for (int64_t j = 0; j < inner; ++j)
-            fd[k][static_cast<size_t>(j)] = loadDouble(p, types_[k], off + j * st);
+          rowDoubles(p, types_[k], off, st, inner, fd[k].data());
         else
-          for (int64_t j = 0; j < inner; ++j)
-            id[k][static_cast<size_t>(j)] = loadInt(p, types_[k], off + j * st);
+          rowInts(p, types_[k], off, st, inner, id[k].data());
       }
       bool floatOut = resultFloat;
       switch (kind_) {
@@ -140,11 +223,50 @@ private:
       }
       int64_t base = r * inner;
       if (floatOut && resultFloat)
-        for (int64_t j = 0; j < inner; ++j)
-          storeDouble(y, out_.dtype, base + j, fy[static_cast<size_t>(j)]);
+        storeRowDoubles(y, out_.dtype, base, inner, fy.data());
       else
-        for (int64_t j = 0; j < inner; ++j)
-          storeInt(y, out_.dtype, base + j, iy[static_cast<size_t>(j)]);
+        storeRowInts(y, out_.dtype, base, inner, iy.data());
+    }
+  }
+
+  void compareInts(ExecContext& ctx) const {
+    size_t rank = out_.shape.size();
+    int64_t inner = out_.shape[rank - 1], rows = out_.numel() / inner;
+    auto* y = ctx.ptr[static_cast<size_t>(resultId_)];
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t off[2] = {0, 0}, q = r;
+      for (size_t d = rank - 1; d-- > 0;) {
+        int64_t i = q % out_.shape[d];
+        q /= out_.shape[d];
+        off[0] += i * strides_[0][d];
+        off[1] += i * strides_[1][d];
+      }
+      const auto* a =
+          reinterpret_cast<const int64_t*>(ctx.ptr[static_cast<size_t>(ids_[0])]) + off[0];
+      const auto* b =
+          reinterpret_cast<const int64_t*>(ctx.ptr[static_cast<size_t>(ids_[1])]) + off[1];
+      int64_t sa = strides_[0][rank - 1], sb = strides_[1][rank - 1];
+      uint8_t* yr = y + r * inner;
+      switch (direction_) {
+      case 0:
+        compareRow<0>(a, sa, b, sb, yr, inner);
+        break;
+      case 1:
+        compareRow<1>(a, sa, b, sb, yr, inner);
+        break;
+      case 2:
+        compareRow<2>(a, sa, b, sb, yr, inner);
+        break;
+      case 3:
+        compareRow<3>(a, sa, b, sb, yr, inner);
+        break;
+      case 4:
+        compareRow<4>(a, sa, b, sb, yr, inner);
+        break;
+      default:
+        compareRow<5>(a, sa, b, sb, yr, inner);
+        break;
+      }
     }
   }
 
@@ -158,12 +280,18 @@ private:
 
   template <typename T> int64_t compare(T a, T b) const {
     switch (direction_) {
-    case 0: return a == b;
-    case 1: return a != b;
-    case 2: return a < b;
-    case 3: return a <= b;
-    case 4: return a > b;
-    default: return a >= b;
+    case 0:
+      return a == b;
+    case 1:
+      return a != b;
+    case 2:
+      return a < b;
+    case 3:
+      return a <= b;
+    case 4:
+      return a > b;
+    default:
+      return a >= b;
     }
   }
 

@@ -22,6 +22,7 @@ struct Context;
 struct ExecStats {
   int64_t peakBytes = 0;                         // arena + constants + arguments
   std::map<std::string, double> secondsByKernel; // added up over runs
+  std::map<std::string, double> secondsByStep;   // by step label (stepLabel), added up
 };
 
 class CompiledFunction {
@@ -39,6 +40,8 @@ public:
                           ExecStats* stats = nullptr);
 
   const ExecPlan& plan() const { return plan_; }
+  // "#7 matmul [transpose matmul add] -> f32[8,128,768]": the step, its ops and its result.
+  const std::string& stepLabel(size_t step) const { return labels_[step]; }
 
 private:
   const Function& f_;
@@ -46,6 +49,7 @@ private:
   int threads_;
   std::unique_ptr<dnnl_glue::Context> dnnl_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::vector<std::string> labels_;
   std::vector<uint8_t> arena_;
   std::map<int64_t, Tensor> constants_; // by value id
   std::vector<int64_t> argIds_;
