@@ -6,9 +6,11 @@ torchvision ResNet-18 (112x112, batch 8: forward and one SGD step).
 Each side runs with 1 and 2 threads; the table shows the median step of --repeats runs (each
 the median of --steps steps, timed inside the process, so start-up and loading are left out)
 and the best thread count of each side. PyTorch's BLAS (the libblas.so.3 it loaded) is
-printed; the GEMM floor is the model's matmul/conv FLOPs (from shardc's cost model) over the
-best sgemm rate measured here (PyTorch's 2048^3 sgemm and shardc's own, the larger). Peak
-memory is each process's max RSS minus the bytes of the weights it loads.
+printed; the GEMM floor is the step's FLOPs (shardc's cost model; matmuls and convolutions
+are nearly all of them) over the best sgemm rate measured here (PyTorch's 2048^3 sgemm, 1 or 2
+threads). Peak memory is each process's max RSS minus the bytes of the weights it loads. The
+models are exported at opset 17 (LayerNormalization is one op); neither side's OpenMP wait
+policy is changed.
 
   bench/compiled_vs_torch.py [--build build] [--repeats 5] [--steps 10] [--cases gpt,resnet]
 """
@@ -138,8 +140,11 @@ def max_rss_run(cmd, env=None):
 
 
 def export(case, folder):
+    import warnings
+
     import torch
 
+    warnings.simplefilter("ignore")
     make, training, _, names = CASES[case]
     model = make(training)
     feed = inputs(case)
@@ -148,7 +153,7 @@ def export(case, folder):
         torch.onnx.TrainingMode.EVAL
     model.eval()
     torch.onnx.export(model, tuple(feed[n] for n in names), path, input_names=names,
-                      output_names=["loss" if training else "out"], opset_version=13,
+                      output_names=["loss" if training else "out"], opset_version=17,
                       training=mode, do_constant_folding=False)
     files = []
     import numpy as np
@@ -166,20 +171,34 @@ def main():
     ap.add_argument("--cases", default="gpt,resnet18")
     ap.add_argument("--torch-worker", nargs=3, metavar=("CASE", "THREADS", "STEPS"),
                     help=argparse.SUPPRESS)
+    ap.add_argument("--export-worker", nargs=2, metavar=("CASE", "DIR"), help=argparse.SUPPRESS)
+    ap.add_argument("--sgemm-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    # PyTorch only ever runs in child processes: a child forked from a parent holding PyTorch
+    # would start with the parent's resident pages and spoil every max RSS measured.
     if a.torch_worker:
         torch_worker(a.torch_worker[0], int(a.torch_worker[1]), int(a.torch_worker[2]))
         return
+    if a.export_worker:
+        print(json.dumps(export(*a.export_worker)))
+        return
+    if a.sgemm_worker:
+        print(max(torch_sgemm_rate(t) for t in (1, 2)))
+        return
     shardc = os.path.join(a.build, "bin", "shardc")
-    env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
+    env = dict(os.environ)
     if "avx512f" in open("/proc/cpuinfo").read():
         env.setdefault("OPENBLAS_CORETYPE", "SkylakeX")  # OpenBLAS 0.3.21 misdetects it
     cases = [c for c in CASES if c.split("-")[0] in a.cases.split(",")]
     rows, blas = [], None
-    peak = max(torch_sgemm_rate(t) for t in (1, 2))
+    me = [sys.executable, os.path.abspath(__file__)]
+    peak = float(subprocess.run(me + ["--sgemm-worker"], check=True, capture_output=True,
+                                text=True, env=env).stdout)
     with tempfile.TemporaryDirectory() as out:
         for case in cases:
-            model, files = export(case, out)
+            model, files = json.loads(subprocess.run(
+                me + ["--export-worker", case, out], check=True, capture_output=True,
+                text=True).stdout.strip().splitlines()[-1])
             _, training, opt, _ = CASES[case]
             flags = ["--inference"] if not training else ["--optimizer", opt,
                                                           "--learning-rate", "0.001"]
@@ -192,27 +211,38 @@ def main():
                                              capture_output=True, text=True).stdout)
             weights = info["parameter_bytes"]
             side = {"shardc": {}, "torch": {}}
-            for threads in (1, 2):
-                for _ in range(a.repeats):
-                    o, rss = max_rss_run([shardc, "run", "--pef", pef, "--steps", str(a.steps + 1),
-                                          "--threads", str(threads), "--stats", "--output-dir",
-                                          out] + files, env)
-                    step = float(re.search(r"median step ([0-9.]+) s", o).group(1))
-                    side["shardc"].setdefault(threads, []).append((step, rss - weights))
-                    o, rss = max_rss_run([sys.executable, __file__, "--torch-worker", case,
-                                          str(threads), str(a.steps)], env)
-                    r = json.loads(o)
-                    blas = r["blas"]
-                    side["torch"].setdefault(threads, []).append((r["step"], rss - r["weights"]))
+            # Configurations: threads 1 and 2, OpenMP waiting as is and passive; the runs of
+            # both sides interleave, so a noisy neighbour hits both alike.
+            for _ in range(a.repeats):
+                for threads in (1, 2):
+                    for policy in ("spin", "passive"):
+                        e = dict(env, OMP_WAIT_POLICY="PASSIVE") if policy == "passive" else env
+                        o, rss = max_rss_run([shardc, "run", "--pef", pef, "--steps",
+                                              str(a.steps + 1), "--threads", str(threads),
+                                              "--stats", "--output-dir", out] + files, e)
+                        step = float(re.search(r"median step ([0-9.]+) s", o).group(1))
+                        side["shardc"].setdefault((threads, policy), []).append(
+                            (step, rss - weights))
+                        o, rss = max_rss_run(me + ["--torch-worker", case, str(threads),
+                                                   str(a.steps)], e)
+                        r = json.loads(o)
+                        blas = r["blas"]
+                        side["torch"].setdefault((threads, policy), []).append(
+                            (r["step"], rss - r["weights"]))
             best = {}
             for who, by in side.items():
-                med = {t: statistics.median(s for s, _ in v) for t, v in by.items()}
-                t = min(med, key=med.get)
-                best[who] = (med[1], med[2], t, med[t], max(m for _, m in by[t]))
+                med = {c: statistics.median(s for s, _ in v) for c, v in by.items()}
+                c = min(med, key=med.get)
+                per_threads = [min(med[(t, p)] for p in ("spin", "passive")) for t in (1, 2)]
+                best[who] = (per_threads[0], per_threads[1], c, med[c],
+                             statistics.median(m for _, m in by[c]))
             rows.append((case, gflop, best))
     print(f"PyTorch BLAS: {', '.join(blas) or 'none found'}; OPENBLAS_CORETYPE="
           f"{env.get('OPENBLAS_CORETYPE', '(unset)')}; {os.cpu_count()} cores; peak sgemm "
           f"{peak / 1e9:.0f} GFLOP/s (PyTorch 2048^3, best of 1 and 2 threads)")
+    print("1t/2t: best of the two OpenMP wait policies at that thread count; best: "
+          + "; ".join(f"{case} shardc {b['shardc'][2]}, torch {b['torch'][2]}"
+                      for case, _, b in rows))
     print(f"medians of {a.repeats} runs x {a.steps} steps; batch {BATCH}")
     print(f"{'case':18} {'GFLOP':>7} {'floor ms':>8} | {'shardc 1t':>9} {'2t':>7} | "
           f"{'torch 1t':>9} {'2t':>7} | {'speedup':>7} {'vs floor':>8} | "
