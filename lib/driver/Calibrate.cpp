@@ -1,11 +1,11 @@
-// shardc calibrate: measures what shardc's own runtime (the reference interpreter, one thread
-// per device, and its collectives) reaches on this machine, and writes it as a target file, so
-// that the cost model can predict `shardc run` rather than the hardware's peak.
+// shardc calibrate: measures what shardc's own runtime (the compiled plan's native kernels,
+// the threads of one device, and its collectives) reaches on this machine, and writes it as a
+// target file, so that the cost model can predict `shardc run` rather than the hardware's peak.
 #include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
+#include "shardc/exec/CompiledFunction.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ops/OpRegistry.h"
-#include "shardc/runtime/Interpreter.h"
 #include "shardc/runtime/MpiCollectives.h"
 #include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
@@ -77,7 +77,8 @@ struct OneOp {
   }
   double time(int runs) const {
     std::vector<Tensor> args{ones(op->operand(0)->type()), ones(op->operand(1)->type())};
-    return medianSeconds(runs, [&] { interpret(*f, args); });
+    CompiledFunction cf(*f, buildPlan(*f), intraOpThreads(1, 0));
+    return medianSeconds(runs, [&] { cf.run(args); });
   }
 };
 
@@ -104,18 +105,20 @@ std::pair<double, double> fitElementwise(const Sizes& s) {
   return {1 / slope, std::max(intercept, 0.0)};
 }
 
-// Seconds per op of a chain of adds on f32[1]: all interpreter overhead, no work.
+// Seconds per kernel of a chain of softmaxes on f32[1,1] (each its own kernel: nothing fuses
+// them): the runtime's fixed cost per kernel, no work.
 double opOverhead(const Sizes& s) {
   Module module;
   Function* f = module.addFunction("calibrate");
-  Value* x = f->addArgument("x", {DType::F32, {1}}, ArgKind::Input);
+  Value* x = f->addArgument("x", {DType::F32, {1, 1}}, ArgKind::Input);
   Builder b(*f);
   Value* v = x;
   for (int64_t i = 0; i < s.chainOps; ++i)
-    v = b.value("add", {v, x});
+    v = b.value("softmax", {v});
   f->addResult("r", v);
   std::vector<Tensor> args{ones(x->type())};
-  return medianSeconds(s.runs, [&] { interpret(*f, args); }) / static_cast<double>(s.chainOps);
+  CompiledFunction cf(*f, buildPlan(*f), intraOpThreads(1, 0));
+  return medianSeconds(s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
 }
 
 // all_reduce over every device, timed on device 0: the median seconds for f32[1] and
@@ -188,7 +191,7 @@ std::string calibrate(const CalibrateOptions& o) {
   if (o.mpi && !underMpi)
     throw Error("--mpi measures MPI collectives between ranks: run `mpirun -np 2 shardc "
                 "calibrate --mpi`");
-  Sizes s = o.quick ? Sizes{3, 32, 1 << 10, 200, 1 << 16} : Sizes{7, 64, 1 << 12, 2000, 1 << 20};
+  Sizes s = o.quick ? Sizes{3, 64, 1 << 12, 200, 1 << 16} : Sizes{7, 512, 1 << 20, 2000, 1 << 20};
 
   // Every rank takes part in the MPI measurement; then rank 0 alone measures the rest.
   std::optional<LinkSpec> mpiLink;
@@ -215,7 +218,8 @@ std::string calibrate(const CalibrateOptions& o) {
   std::ostringstream y;
   y << "# Measured by `shardc calibrate" << (o.quick ? " --quick" : "") << "` on " << hostName()
     << " at " << utcNow() << ":\n"
-    << "# what shardc's runtime (the reference interpreter, one thread per device) reaches here.\n"
+    << "# what shardc's runtime (compiled plans on native kernels, " << intraOpThreads(1, 0)
+    << " threads per device) reaches here.\n"
     << "name: calibrated\n"
     << "description: \"shardc's runtime on " << hostName() << ", measured " << utcNow() << "\"\n"
     << "peak_flops:            # matmul " << n << "x" << n << "x" << n << ", median of " << s.runs
@@ -228,8 +232,8 @@ std::string calibrate(const CalibrateOptions& o) {
     << "compute_efficiency: 1   # the figures above are reached, not peaks\n"
     << "memory_efficiency: 1\n"
     << "op_overhead: " << num(overhead)
-    << "     # the fit's intercept, at least the per-op time of " << s.chainOps
-    << " chained adds of f32[1]\n"
+    << "     # the fit's intercept, at least the per-kernel time of " << s.chainOps
+    << " chained softmaxes of f32[1,1]\n"
     << "devices_per_node: " << threads << "     # one device per hardware thread\n"
     << "compute_units: " << threads << "        # std::thread::hardware_concurrency\n"
     << "intra_node:             # all_reduce of f32[1] and f32[" << big

@@ -199,28 +199,33 @@ CompileResult compileModel(const CompileOptions& o) {
     pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
   }
   std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
-  auto estimate = [&](const Function& program, const Mesh& mesh) {
+  // The executable plan of the program the PEF runs (not needed for an estimate), then the
+  // cost model's estimate of one step, whose activations are the plan's arena and constants
+  // when there is a plan (the liveness bound of the program otherwise).
+  auto planAndEstimate = [&](const Function& program, const Mesh& mesh) {
+    if (!o.estimateOnly) {
+      auto k0 = std::chrono::steady_clock::now();
+      pef.programs[0].plan = buildPlan(program);
+      log.line("executable plan (" +
+               std::to_string(
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - k0)
+                       .count()) +
+               " ms): " + describePlan(pef.programs[0].plan, program));
+    }
     auto model = makeAnalyticCostModel(target);
     auto e0 = std::chrono::steady_clock::now();
     CostReport report = model->evaluate(program, mesh);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
+    if (!o.estimateOnly) {
+      const ExecPlan& plan = pef.programs[0].plan;
+      report.memory.activations = plan.arenaBytes + plan.constantBytes(program);
+    }
     pef.costText = report.str();
     pef.costJson = costReportJson(report);
     log.line("cost model: evaluated " + std::to_string(program.ops().size()) + " ops in " +
              std::to_string(ms) + " ms");
     log.line(pef.costText);
-  };
-  // The executable plan of the program the PEF runs (not needed for an estimate).
-  auto planFor = [&](const Function& program) {
-    if (o.estimateOnly) return;
-    auto k0 = std::chrono::steady_clock::now();
-    pef.programs[0].plan = buildPlan(program);
-    log.line("executable plan (" +
-             std::to_string(
-                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - k0)
-                     .count()) +
-             " ms): " + describePlan(pef.programs[0].plan, program));
   };
   if (setup) {
     auto p0 = std::chrono::steady_clock::now();
@@ -241,7 +246,6 @@ CompileResult compileModel(const CompileOptions& o) {
     for (const TensorSharding& s : part.program.resultShardings)
       prog.resultShardings.push_back(s.str());
     pef.programs.push_back(std::move(prog));
-    planFor(local);
     std::map<std::string, int> collectives;
     for (const auto& op : local.ops())
       if (op->def().communicates) ++collectives[op->name()];
@@ -257,11 +261,10 @@ CompileResult compileModel(const CompileOptions& o) {
     artifacts.emplace_back(name + ".strategy", writeStrategy(f, part.plan));
     artifacts.emplace_back(name + ".sharded.ir", printShardedModule(*m.module, part.plan));
     if (o.debug) artifacts.emplace_back(name + ".origins.txt", printShardingOrigins(f, part.plan));
-    estimate(*part.program.module->functions()[0], part.plan.mesh());
+    planAndEstimate(local, part.plan.mesh());
   } else {
     pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}, {}});
-    planFor(f);
-    estimate(f, Mesh());
+    planAndEstimate(f, Mesh());
   }
   log.line("program: " + std::to_string(f.ops().size()) + " ops, " +
            std::to_string(pef.inputs.size()) + " inputs, " + std::to_string(pef.outputs.size()) +

@@ -15,6 +15,10 @@ const std::set<std::string_view> kLaneOps = {
     "erf", "sigmoid", "floor", "not", "add",     "sub",   "mul",   "div",        "pow",
     "max", "min",     "and",   "or",  "compare", "where", "cast",  "gelu",       "broadcast"};
 
+// Row kernels that take an elementwise prologue, and the longest row they buffer.
+const std::set<std::string_view> kRowOps = {"softmax", "log_softmax", "layer_norm"};
+constexpr int64_t kMaxRow = 1 << 16;
+
 bool laneType(DType t) {
   return t == DType::F32 || t == DType::I1;
 }
@@ -52,6 +56,8 @@ public:
       if (!constant_[i]) place(static_cast<int64_t>(i));
     for (size_t i = 0; i < ops_.size(); ++i)
       if (!constant_[i] && ops_[i]->name() == "matmul") fuseMatmul(static_cast<int64_t>(i));
+    for (size_t i = 0; i < ops_.size(); ++i)
+      if (!constant_[i] && kRowOps.count(ops_[i]->name())) fuseRowPrologue(static_cast<int64_t>(i));
     std::vector<KernelGroup> out;
     for (Group& g : groups_) {
       if (g.ops.empty()) continue;
@@ -124,6 +130,31 @@ private:
     from.erase(std::find(from.begin(), from.end(), op));
     groups_[static_cast<size_t>(group)].ops.push_back(op);
     groupOf_[static_cast<size_t>(op)] = group;
+  }
+
+  // A softmax, log_softmax or layer_norm over the last dim takes the elementwise group that
+  // makes its operand (a causal mask's where, a scale) as a prologue computed row by row, when
+  // nothing else reads that operand and every other value of the group is read only after it.
+  void fuseRowPrologue(int64_t r) {
+    const Op& row = *ops_[static_cast<size_t>(r)];
+    const Value* x = row.operand(0);
+    int64_t rank = x->type().rank();
+    if (x->type().dtype != DType::F32 || rank == 0 ||
+        *normalizeAxis(row.attrs().getInt("axis"), rank) != rank - 1 ||
+        x->type().shape.back() > kMaxRow || soleUser(x) != r)
+      return;
+    int64_t p = producer(x);
+    if (p < 0 || constant_[static_cast<size_t>(p)]) return;
+    int64_t g = groupOf_[static_cast<size_t>(p)];
+    if (g < 0 || groups_[static_cast<size_t>(g)].kernel != "fused_elementwise") return;
+    for (int64_t m : groups_[static_cast<size_t>(g)].ops)
+      for (size_t k = 0; k < ops_[static_cast<size_t>(m)]->numResults(); ++k)
+        for (const Use& u : ops_[static_cast<size_t>(m)]->result(k)->uses())
+          if (groupOf_[static_cast<size_t>(index_.at(u.user))] != g && index_.at(u.user) < r)
+            return;
+    std::vector<int64_t> moved = groups_[static_cast<size_t>(g)].ops;
+    for (int64_t m : moved)
+      moveTo(m, groupOf_[static_cast<size_t>(r)]);
   }
 
   // sum over the batch dims of transpose(X) x G, X [..b, m, k] and G [..b, m, n] with the same

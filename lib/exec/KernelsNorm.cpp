@@ -1,12 +1,15 @@
 // softmax, log_softmax and layer_norm in f32: rows split over threads, each row in vector
 // loops (max, sum of exponentials, scale; mean, variance, normalize).
 #include "Kernel.h"
+#include "LaneProgram.h"
 #include "VecMath.h"
 
 #include "shardc/ir/IR.h"
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <omp.h>
 
 namespace shardc {
 namespace {
@@ -65,6 +68,12 @@ class RowKernel : public Kernel {
 public:
   explicit RowKernel(const BindArgs& a) {
     const Op& op = a.anchor();
+    if (a.ops.size() > 1) {
+      // An elementwise prologue makes the rows (Fusion.cpp): one row per evaluation.
+      std::vector<const Op*> pro(a.ops.begin(), a.ops.end() - 1);
+      prologue_ = std::make_unique<LaneProgram>(a, pro, op.operand(0)->type().shape.back());
+      xSlot_ = prologue_->slot(op.operand(0));
+    }
     kind_ = op.name();
     const Shape& s = op.operand(0)->type().shape;
     int64_t axis = *normalizeAxis(op.attrs().getInt("axis"), static_cast<int64_t>(s.size()));
@@ -100,6 +109,25 @@ public:
     if (n_ == 0 || rows == 0) return;
     int t = rows * n_ >= (1 << 14) ? ctx.threads : 1;
     bool logForm = kind_ == "log_softmax", norm = kind_ == "layer_norm";
+    if (prologue_) {
+      size_t per = static_cast<size_t>(prologue_->slots()) * static_cast<size_t>(n_);
+      if (scratch_.size() < t * per) scratch_.assign(t * per, 0.0f);
+      if (slotPtrs_.size() < static_cast<size_t>(t * prologue_->slots()))
+        slotPtrs_.assign(static_cast<size_t>(t * prologue_->slots()), nullptr);
+      prologue_->prepare(ctx);
+#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
+      for (int64_t r = 0; r < rows; ++r) {
+        int me = omp_get_thread_num();
+        float** slots = slotPtrs_.data() + static_cast<size_t>(me * prologue_->slots());
+        prologue_->evalBlock(ctx, r * n_, n_, scratch_.data() + static_cast<size_t>(me) * per,
+                             slots);
+        if (norm)
+          layerNormRow(slots[xSlot_], y + r * n_, n_, eps_, scale, bias);
+        else
+          softmaxRow(slots[xSlot_], y + r * n_, n_, logForm);
+      }
+      return;
+    }
     if (inner_ == 1) {
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
       for (int64_t r = 0; r < rows; ++r) {
@@ -128,6 +156,10 @@ public:
   }
 
 private:
+  std::unique_ptr<LaneProgram> prologue_;
+  int xSlot_ = -1;
+  std::vector<float> scratch_;
+  std::vector<float*> slotPtrs_;
   std::string kind_;
   int64_t outer_ = 1, n_ = 1, inner_ = 1;
   float eps_ = 0;
@@ -138,8 +170,7 @@ private:
 
 std::unique_ptr<Kernel> bindNorm(const BindArgs& a) {
   const std::string& n = a.anchor().name();
-  if (a.ops.size() != 1 || (n != "softmax" && n != "log_softmax" && n != "layer_norm"))
-    return nullptr;
+  if (n != "softmax" && n != "log_softmax" && n != "layer_norm") return nullptr;
   return std::make_unique<RowKernel>(a);
 }
 
