@@ -1,0 +1,175 @@
+// The executable plan: kernel groups, where values live, the arena from liveness, and the
+// checks that refuse a plan that does not fit its program.
+#include "TestUtil.h"
+
+#include "shardc/exec/CompiledFunction.h"
+#include "shardc/exec/Plan.h"
+#include "shardc/ir/IR.h"
+#include "shardc/runtime/Interpreter.h"
+#include "shardc/support/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace shardc;
+using namespace shardc::testing;
+
+namespace {
+
+struct Planned {
+  std::unique_ptr<Module> m;
+  ExecPlan plan;
+  const Function& f() const { return *m->functions().front(); }
+  // The plan's entry for the value named `name` (argument or op result).
+  const PlanValue& value(const std::string& name) const {
+    size_t id = 0;
+    for (size_t i = 0; i < f().numArguments(); ++i, ++id)
+      if (f().argument(i)->name() == name) return plan.values[id];
+    for (const auto& op : f().ops())
+      for (size_t r = 0; r < op->numResults(); ++r, ++id)
+        if (op->result(r)->name() == name) return plan.values[id];
+    ADD_FAILURE() << "no value " << name;
+    return plan.values[0];
+  }
+  const PlanStep* stepOf(const std::string& kernel) const {
+    for (const PlanStep& s : plan.steps)
+      if (s.kernel == kernel) return &s;
+    return nullptr;
+  }
+};
+
+Planned plan(const std::string& ir) {
+  Planned p{parseIR(ir), {}};
+  if (p.m) p.plan = buildPlan(p.f());
+  return p;
+}
+
+// A layer: matmul + bias + gelu (one kernel), a reshape (a view), an elementwise chain whose
+// input dies (in place), and an SGD-style update tied to its parameter.
+const char* kLayer = R"(
+func @layer(input %x: f32[4,8], param %w: f32[8,16], param %b: f32[16]) -> (y: f32[64], w2: f32[8,16] tied %w) {
+  %h = matmul(%x, %w) : f32[4,16]
+  %bb = broadcast(%b) {shape = [4, 16]} : f32[4,16]
+  %z = add(%h, %bb) : f32[4,16]
+  %a = gelu(%z) {approximate = "tanh"} : f32[4,16]
+  %e = neg(%a) : f32[4,16]
+  %n = exp(%e) : f32[4,16]
+  %y = reshape(%n) {shape = [64]} : f32[64]
+  %c = constant() {value = dense<f32[], [0.5]>} : f32[]
+  %s = mul(%w, %c) : f32[8,16]
+  %w2 = sub(%w, %s) : f32[8,16]
+  return %y, %w2
+}
+)";
+
+TEST(PlanTest, FusesViewsAndPlacesValues) {
+  Planned p = plan(kLayer);
+  ASSERT_TRUE(p.m);
+  EXPECT_EQ(checkPlan(p.plan, p.f()), "");
+  // matmul with its bias and GELU epilogue in one kernel; the rest of the chain in another.
+  const PlanStep* mm = p.stepOf("matmul");
+  ASSERT_TRUE(mm);
+  EXPECT_EQ(mm->ops.size(), 4u); // matmul, broadcast, add, gelu
+  EXPECT_EQ(p.value("h").home, ValueHome::Fused);
+  EXPECT_EQ(p.value("z").home, ValueHome::Fused);
+  EXPECT_EQ(p.value("a").home, ValueHome::Arena);
+  // neg and exp: one loop; a's buffer dies there and exp writes over it.
+  EXPECT_EQ(p.value("e").home, ValueHome::Fused);
+  EXPECT_EQ(p.value("n").home, ValueHome::Arena);
+  EXPECT_EQ(p.value("n").offset, p.value("a").offset);
+  EXPECT_EQ(p.value("y").home, ValueHome::View);
+  EXPECT_EQ(p.value("c").home, ValueHome::Constant);
+  // The update is written into the parameter's own buffer.
+  EXPECT_EQ(p.value("w2").home, ValueHome::Argument);
+  EXPECT_EQ(p.value("w2").base, 1);
+  EXPECT_TRUE(p.plan.referenceOps().empty());
+  EXPECT_LE(p.plan.arenaBytes, 4 * 16 * 4 + 64);
+}
+
+TEST(PlanTest, ValuesNeverLiveAtOnceShareTheArena) {
+  // a and c both die before d is made: d reuses one of their buffers.
+  Planned p = plan(R"(
+func @f(input %x: f32[64,64]) -> (r: f32[64,64]) {
+  %a = matmul(%x, %x) : f32[64,64]
+  %b = matmul(%a, %x) : f32[64,64]
+  %c = matmul(%b, %x) : f32[64,64]
+  %d = matmul(%c, %x) : f32[64,64]
+  return %d
+}
+)");
+  ASSERT_TRUE(p.m);
+  int64_t one = 64 * 64 * 4;
+  EXPECT_EQ(p.plan.arenaBytes, 2 * one) << describePlan(p.plan, p.f());
+  EXPECT_NE(p.value("a").offset, p.value("b").offset);
+  EXPECT_NE(p.value("b").offset, p.value("c").offset);
+}
+
+TEST(PlanTest, TiedResultReadLaterStaysInTheArena) {
+  // w is read by a later kernel than its update's: the update cannot overwrite it in place.
+  // (Read in the update's own elementwise loop, it could: stores follow every read there.)
+  Planned p = plan(R"(
+func @f(param %w: f32[4], input %x: f32[4]) -> (w2: f32[4] tied %w, r: f32[]) {
+  %w2 = add(%w, %x) : f32[4]
+  %r = reduce_sum(%w) {axes = [0]} : f32[]
+  return %w2, %r
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_NE(p.value("w2").home, ValueHome::Argument);
+  std::vector<Tensor> args{f32({4}, {1, 2, 3, 4}), f32({4}, {1, 1, 1, 1})};
+  std::vector<Tensor> want = interpret(p.f(), args);
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(allClose(got[i], want[i], 0, 0)) << i;
+}
+
+TEST(PlanTest, RefusesPlansThatDoNotFit) {
+  Planned p = plan(kLayer);
+  ASSERT_TRUE(p.m);
+  auto refuse = [&](const char* what, auto mutate, const std::string& message) {
+    ExecPlan bad = p.plan;
+    mutate(bad);
+    std::string err = checkPlan(bad, p.f());
+    EXPECT_NE(err.find(message), std::string::npos) << what << ": " << err;
+    EXPECT_THROW(CompiledFunction(p.f(), bad, 1), Error) << what;
+  };
+  refuse(
+      "arena overflow", [](ExecPlan& b) { b.arenaBytes = 8; }, "outside the arena");
+  refuse(
+      "missing value", [](ExecPlan& b) { b.values.pop_back(); }, "values");
+  refuse(
+      "op twice", [](ExecPlan& b) { b.steps.push_back(b.steps.front()); }, "two steps");
+  refuse(
+      "op dropped", [](ExecPlan& b) { b.steps.pop_back(); }, "runs in no step");
+  refuse(
+      "reversed steps", [](ExecPlan& b) { std::reverse(b.steps.begin(), b.steps.end()); },
+      "before it is made");
+  refuse(
+      "bad op index", [](ExecPlan& b) { b.steps.front().ops.push_back(999); }, "lacks");
+  refuse(
+      "argument elsewhere",
+      [](ExecPlan& b) {
+        b.values[0] = {ValueHome::Arena, 0, -1};
+      },
+      "its own buffer");
+}
+
+TEST(PlanTest, CompiledMatchesTheInterpreter) {
+  Planned p = plan(kLayer);
+  ASSERT_TRUE(p.m);
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < p.f().numArguments(); ++i) {
+    Tensor t(p.f().argument(i)->type());
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.setDouble(k, 0.1 * static_cast<double>((k * 7 + static_cast<int64_t>(i)) % 11) - 0.5);
+    args.push_back(std::move(t));
+  }
+  std::vector<Tensor> want = interpret(p.f(), args);
+  std::vector<Tensor> mag = interpret(p.f(), absoluteValues(args));
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(nearReference(got[i], want[i], mag[i])) << p.f().results()[i].name;
+}
+
+} // namespace
