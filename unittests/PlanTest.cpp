@@ -135,6 +135,17 @@ TEST(PlanTest, RefusesPlansThatDoNotFit) {
     EXPECT_THROW(CompiledFunction(p.f(), bad, 1), Error) << what;
   };
   refuse(
+      "unordered step", [](ExecPlan& b) { std::swap(b.steps[0].ops[0], b.steps[0].ops[1]); },
+      "out of program order");
+  refuse(
+      "result never stored",
+      [&](ExecPlan& b) {
+        for (PlanStep& st : b.steps)
+          if (st.kernel == "matmul") // value ids: 3 arguments, then op i's result is 3 + i
+            b.values[static_cast<size_t>(3 + st.ops.back())] = {ValueHome::Fused, 0, -1};
+      },
+      "never stores its result");
+  refuse(
       "arena overflow", [](ExecPlan& b) { b.arenaBytes = 8; }, "outside the arena");
   refuse(
       "missing value", [](ExecPlan& b) { b.values.pop_back(); }, "values");

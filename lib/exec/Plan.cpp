@@ -100,14 +100,22 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep& st = plan.steps[s];
     if (st.ops.empty()) return "step " + std::to_string(s) + " runs no op";
-    for (int64_t i : st.ops) {
+    for (size_t k = 0; k < st.ops.size(); ++k) {
+      int64_t i = st.ops[k];
       if (i < 0 || i >= static_cast<int64_t>(num.ops().size()))
         return "step " + std::to_string(s) + " names op " + std::to_string(i) +
                ", which the program lacks";
+      if (k > 0 && i <= st.ops[k - 1])
+        return "step " + std::to_string(s) + " lists its ops out of program order";
       if (stepOf[static_cast<size_t>(i)] >= 0)
         return "op " + std::to_string(i) + " runs in two steps";
       stepOf[static_cast<size_t>(i)] = static_cast<int64_t>(s);
     }
+    // The last op's results are what the step makes for others: they are stored.
+    const Op& anchor = *num.op(st.ops.back());
+    for (size_t r = 0; r < anchor.numResults(); ++r)
+      if (plan.values[static_cast<size_t>(num.id(anchor.result(r)))].home == ValueHome::Fused)
+        return "step " + std::to_string(s) + " never stores its result";
   }
   for (size_t i = 0; i < num.ops().size(); ++i) {
     const Op& op = *num.op(static_cast<int64_t>(i));
