@@ -103,6 +103,8 @@ func @f(input %x: f32[64,64]) -> (r: f32[64,64]) {
   EXPECT_EQ(p.plan.arenaBytes, 2 * one) << describePlan(p.plan, p.f());
   EXPECT_NE(p.value("a").offset, p.value("b").offset);
   EXPECT_NE(p.value("b").offset, p.value("c").offset);
+  // The result goes straight into its output buffer, outside the arena.
+  EXPECT_EQ(p.value("d").home, ValueHome::Result);
 }
 
 TEST(PlanTest, TiedResultReadLaterStaysInTheArena) {

@@ -200,8 +200,8 @@ CompileResult compileModel(const CompileOptions& o) {
   }
   std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
   // The executable plan of the program the PEF runs (not needed for an estimate), then the
-  // cost model's estimate of one step, whose activations are the plan's arena and constants
-  // when there is a plan (the liveness bound of the program otherwise).
+  // cost model's estimate of one step, whose activations are the plan's arena, constants and
+  // output buffers when there is a plan (the liveness bound of the program otherwise).
   auto planAndEstimate = [&](const Function& program, const Mesh& mesh) {
     if (!o.estimateOnly) {
       auto k0 = std::chrono::steady_clock::now();
@@ -219,7 +219,10 @@ CompileResult compileModel(const CompileOptions& o) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
     if (!o.estimateOnly) {
       const ExecPlan& plan = pef.programs[0].plan;
-      report.memory.activations = plan.arenaBytes + plan.constantBytes(program);
+      int64_t outputs = 0; // the untied results' own buffers
+      for (const auto& r : program.results())
+        if (r.tiedArg < 0) outputs += r.value->type().bytes();
+      report.memory.activations = plan.arenaBytes + plan.constantBytes(program) + outputs;
     }
     pef.costText = report.str();
     pef.costJson = costReportJson(report);

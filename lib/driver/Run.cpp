@@ -87,6 +87,7 @@ public:
           local_.push_back(shard(d));
         devices = n;
       }
+      whole_.clear(); // the devices hold their pieces now
     }
     if (reference_) return;
     int perDevice = intraOpThreads(devices, threads);
@@ -97,11 +98,12 @@ public:
   }
 
   // One step; the whole value of every result that is not tied to an argument (empty
-  // tensors on MPI ranks other than 0).
-  std::vector<Tensor> step() {
-    if (!l_.partitioned()) return runDevice(0, whole_, nullptr);
+  // tensors on MPI ranks other than 0), or nothing when `keep` is false.
+  std::vector<Tensor> step(bool keep) {
+    if (!l_.partitioned()) return runDevice(0, whole_, nullptr, keep);
     if (comm_) {
-      std::vector<Tensor> results = runDevice(0, local_[0], comm_.get());
+      std::vector<Tensor> results = runDevice(0, local_[0], comm_.get(), keep);
+      if (!keep) return {};
       std::vector<Tensor> out;
       for (size_t k = 0; k < untied_.size(); ++k)
         out.push_back(gatherWhole(results[k], l_.resultShardings[untied_[k]]));
@@ -109,9 +111,10 @@ public:
     }
     auto results = runOnDevices(l_.mesh, [&](Collectives& c) {
       auto d = static_cast<size_t>(c.device());
-      return runDevice(d, local_[d], &c);
+      return runDevice(d, local_[d], &c, keep);
     });
     std::vector<Tensor> out;
+    if (!keep) return out;
     for (size_t k = 0; k < untied_.size(); ++k) {
       std::vector<Tensor> pieces;
       for (auto& r : results)
@@ -144,11 +147,13 @@ private:
   static constexpr int64_t kMaxThreadDevices = 256;
 
   // Device d's step on its arguments `args` (tied results replace their arguments); returns
-  // its untied results.
-  std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm) {
+  // its untied results (the compiled runtime's are copied out only when they are kept).
+  std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm, bool keep) {
     if (!reference_) {
       ExecStats st;
-      std::vector<Tensor> out = compiled_[d]->run(args, comm, &st);
+      const std::vector<Tensor>& results = compiled_[d]->run(args, comm, &st);
+      std::vector<Tensor> out;
+      if (keep) out = results;
       std::lock_guard<std::mutex> lock(mu_);
       peakBytes_ = std::max(peakBytes_, st.peakBytes);
       for (const auto& [k, sec] : st.secondsByKernel)
@@ -208,9 +213,9 @@ void runPef(const RunOptions& o) {
   std::map<std::string, std::string> files = parseInputs(o, l.pef);
   const Function& f = *l.entry;
 
-  std::map<std::string, Tensor> state; // parameters and optimizer state, by name
-  for (const auto& [name, t] : l.pef.weights)
-    state.emplace(name, t);
+  std::map<std::string, Tensor> state;  // parameters and optimizer state, by name
+  for (auto& [name, t] : l.pef.weights) // moved: the PEF's copy is not needed again
+    state.emplace(name, std::move(t));
   if (!o.weights.empty()) {
     for (auto& [name, t] : readNpz(o.weights)) {
       auto it = state.find(name);
@@ -231,7 +236,7 @@ void runPef(const RunOptions& o) {
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
     if (a->argKind() != ArgKind::Input) {
-      args.push_back(state.at(a->name()));
+      args.push_back(std::move(state.at(a->name())));
       continue;
     }
     const TensorType& type = inputTypes.at(a->name());
@@ -251,7 +256,10 @@ void runPef(const RunOptions& o) {
   std::vector<double> seconds;
   for (int64_t s = 0; s < o.steps; ++s) {
     auto t0 = std::chrono::steady_clock::now();
-    perStep.push_back(exec.step());
+    // A training run stacks every step's outputs; an inference run keeps its last.
+    bool keep = training || s + 1 == o.steps;
+    std::vector<Tensor> outs = exec.step(keep);
+    if (keep) perStep.push_back(std::move(outs));
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   if (o.stats && (!mpi::launchedByMpi() || mpi::worldRank() == 0)) {

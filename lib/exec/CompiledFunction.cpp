@@ -45,12 +45,14 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
     kernels_.push_back(bindKernel(a));
   }
   arena_.assign(static_cast<size_t>(plan_.arenaBytes), 0);
+  for (const auto& r : f.results())
+    if (r.tiedArg < 0) results_.emplace_back(r.value->type());
 }
 
 CompiledFunction::~CompiledFunction() = default;
 
-std::vector<Tensor> CompiledFunction::run(std::vector<Tensor>& args, Collectives* comm,
-                                          ExecStats* stats) {
+const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Collectives* comm,
+                                                 ExecStats* stats) {
   if (args.size() != f_.numArguments())
     throw Error("@" + f_.name() + " takes " + std::to_string(f_.numArguments()) +
                 " arguments, got " + std::to_string(args.size()));
@@ -82,6 +84,9 @@ std::vector<Tensor> CompiledFunction::run(std::vector<Tensor>& args, Collectives
       break;
     case ValueHome::Fused:
       break;
+    case ValueHome::Result:
+      ctx.ptr[v] = results_[static_cast<size_t>(pv.base)].data();
+      break;
     }
   }
   omp_set_num_threads(threads_);
@@ -95,18 +100,24 @@ std::vector<Tensor> CompiledFunction::run(std::vector<Tensor>& args, Collectives
     }
   }
   ValueNumbering num(f_);
-  std::vector<Tensor> out;
   std::vector<std::pair<size_t, Tensor>> tiedCopies;
+  size_t k = 0;
   for (const auto& r : f_.results()) {
     int64_t id = num.id(r.value);
     const PlanValue& pv = plan_.values[static_cast<size_t>(id)];
-    if (r.tiedArg >= 0 && pv.home == ValueHome::Argument && pv.base == r.tiedArg) continue;
+    const uint8_t* src = ctx.ptr[static_cast<size_t>(id)];
+    if (r.tiedArg < 0) {
+      // Made elsewhere (a view, a constant, an argument, a result returned twice): copied.
+      Tensor& out = results_[k];
+      if (!(pv.home == ValueHome::Result && pv.base == static_cast<int64_t>(k)) && out.byteSize())
+        std::memmove(out.data(), src, out.byteSize());
+      ++k;
+      continue;
+    }
+    if (pv.home == ValueHome::Argument && pv.base == r.tiedArg) continue;
     Tensor t(r.value->type());
-    if (t.byteSize()) std::memcpy(t.data(), ctx.ptr[static_cast<size_t>(id)], t.byteSize());
-    if (r.tiedArg >= 0)
-      tiedCopies.emplace_back(static_cast<size_t>(r.tiedArg), std::move(t));
-    else
-      out.push_back(std::move(t));
+    if (t.byteSize()) std::memcpy(t.data(), src, t.byteSize());
+    tiedCopies.emplace_back(static_cast<size_t>(r.tiedArg), std::move(t));
   }
   // Every source was read before any argument is overwritten.
   for (auto& [arg, t] : tiedCopies)
@@ -117,9 +128,11 @@ std::vector<Tensor> CompiledFunction::run(std::vector<Tensor>& args, Collectives
       bytes += static_cast<int64_t>(t.byteSize());
     for (const Tensor& a : args)
       bytes += static_cast<int64_t>(a.byteSize());
+    for (const Tensor& r : results_)
+      bytes += static_cast<int64_t>(r.byteSize());
     stats->peakBytes = std::max(stats->peakBytes, bytes);
   }
-  return out;
+  return results_;
 }
 
 int intraOpThreads(int64_t devicesInProcess, int requested) {

@@ -23,6 +23,8 @@ std::string_view valueHomeName(ValueHome h) {
     return "constant";
   case ValueHome::Fused:
     return "fused";
+  case ValueHome::Result:
+    return "result";
   }
   return "?";
 }
@@ -93,6 +95,15 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
     case ValueHome::Fused:
       if (isArg || num.isResult(num.value(v))) return bad(v, "a result must be stored");
       break;
+    case ValueHome::Result: {
+      std::vector<const Value*> untied;
+      for (const auto& r : f.results())
+        if (r.tiedArg < 0) untied.push_back(r.value);
+      if (isArg || pv.base < 0 || pv.base >= static_cast<int64_t>(untied.size()) ||
+          untied[static_cast<size_t>(pv.base)] != num.value(v))
+        return bad(v, "is not the output it names");
+      break;
+    }
     }
   }
   // Every op that is neither constant nor a view runs in exactly one step, after its operands.

@@ -94,6 +94,7 @@ public:
     markFused();
     liveRanges();
     placeTied();
+    placeOutputs();
     allocate();
     return std::move(plan_);
   }
@@ -229,6 +230,18 @@ private:
       if (readsOtherArgLater) continue;
       pv = {ValueHome::Argument, 0, arg};
       tiedTaken_.insert(id);
+    }
+  }
+
+  // Untied results made by a step are written straight into the caller's output buffers.
+  void placeOutputs() {
+    int64_t k = 0;
+    for (const auto& r : f_.results()) {
+      if (r.tiedArg >= 0) continue;
+      PlanValue& pv = plan_.values[static_cast<size_t>(num_.id(r.value))];
+      if (pv.home == ValueHome::Arena && def_[static_cast<size_t>(num_.id(r.value))] >= 0)
+        pv = {ValueHome::Result, 0, k};
+      ++k;
     }
   }
 

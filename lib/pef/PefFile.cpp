@@ -85,7 +85,7 @@ ExecPlan planFromProto(const pef::ExecPlan& p, const std::string& path) {
     throw Error(path + ": the executable plan's arena size " + std::to_string(plan.arenaBytes) +
                 " is out of range");
   for (const auto& v : p.values()) {
-    if (v.home() < pef::PlanValue::ARENA || v.home() > pef::PlanValue::FUSED)
+    if (v.home() < pef::PlanValue::ARENA || v.home() > pef::PlanValue::RESULT)
       throw Error(path + ": the executable plan has a value of unknown placement");
     plan.values.push_back({static_cast<ValueHome>(v.home()), v.offset(), v.base()});
   }

@@ -35,9 +35,11 @@ public:
   CompiledFunction& operator=(const CompiledFunction&) = delete;
 
   // One step on `args` (one per argument; types checked). Results tied to an argument are
-  // left in that argument's tensor; the others are returned, in result order.
-  std::vector<Tensor> run(std::vector<Tensor>& args, Collectives* comm = nullptr,
-                          ExecStats* stats = nullptr);
+  // left in that argument's tensor; the others, in result order, are in the returned
+  // buffers, which the next run overwrites (the kernels write them in place: copy what you
+  // keep).
+  const std::vector<Tensor>& run(std::vector<Tensor>& args, Collectives* comm = nullptr,
+                                 ExecStats* stats = nullptr);
 
   const ExecPlan& plan() const { return plan_; }
   // "#7 matmul [transpose matmul add] -> f32[8,128,768]": the step, its ops and its result.
@@ -52,6 +54,7 @@ private:
   std::vector<std::string> labels_;
   std::vector<uint8_t> arena_;
   std::map<int64_t, Tensor> constants_; // by value id
+  std::vector<Tensor> results_;         // the untied results, one buffer each
   std::vector<int64_t> argIds_;
 };
 

@@ -11,7 +11,9 @@
 //   View      bytes of value `base` starting at byte `offset` (reshape; contiguous slices);
 //   Constant  computed once when the plan is bound (constants, iota, and ops on constants
 //             only, e.g. a causal mask), kept for every step;
-//   Fused     never stored: an intermediate of a fused kernel that no other step reads.
+//   Fused     never stored: an intermediate of a fused kernel that no other step reads;
+//   Result    the output buffer of untied function result `base` (counting untied results
+//             only), which the caller reads after the step: no copy out.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +23,13 @@
 namespace shardc {
 class Function;
 
-enum class ValueHome : uint8_t { Arena, Argument, View, Constant, Fused };
+enum class ValueHome : uint8_t { Arena, Argument, View, Constant, Fused, Result };
 std::string_view valueHomeName(ValueHome h);
 
 struct PlanValue {
   ValueHome home = ValueHome::Arena;
   int64_t offset = 0; // Arena: arena offset; View: offset in the base value
-  int64_t base = -1;  // Argument: argument index; View: the viewed value
+  int64_t base = -1;  // Argument: argument index; View: the viewed value; Result: its index
 };
 
 // One kernel invocation. `ops` are indices into the function's op list (program order); a
