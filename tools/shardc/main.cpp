@@ -152,7 +152,8 @@ int main(int argc, char** argv) {
   run->add_option("--input", ro.inputs, "NAME=FILE.npy for each model input");
   run->add_option("--output-dir", ro.outputDir, "writes DIR/<output-name>.npy (default .)");
   run->add_option("--steps", ro.steps,
-                  "training: steps on the batch; outputs stack along a new first axis");
+                  "training: steps on the batch, outputs stacked along a new first axis; "
+                  "inference: the forward pass repeated (for timing), outputs written once");
   run->add_option("--weights", ro.weights, "parameters from an .npz (as --save-weights writes)");
   run->add_option("--save-weights", ro.saveWeights,
                   "write the parameters after the run to an .npz");
