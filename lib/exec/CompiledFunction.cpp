@@ -36,17 +36,24 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
   }
   for (const PlanStep& s : plan_.steps) {
     BindArgs a{s, num, plan_, dnnl_.get(), constants_, {}};
-    std::string label = "#" + std::to_string(kernels_.size()) + " " + s.kernel + " [";
+    // Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict, a false positive) on chains
+    // of std::string operator+.
+    std::string label = "#";
+    label.append(std::to_string(kernels_.size())).append(" ").append(s.kernel).append(" [");
     for (int64_t i : s.ops) {
+      if (!a.ops.empty()) label.append(" ");
       a.ops.push_back(num.op(i));
-      label += (a.ops.size() > 1 ? " " : "") + num.op(i)->name();
+      label.append(num.op(i)->name());
     }
-    labels_.push_back(label + "] -> " + a.anchor().result(0)->type().str());
+    label.append("] -> ").append(a.anchor().result(0)->type().str());
+    labels_.push_back(std::move(label));
     kernels_.push_back(bindKernel(a));
   }
   arena_.assign(static_cast<size_t>(plan_.arenaBytes), 0);
-  for (const auto& r : f.results())
+  for (const auto& r : f.results()) {
+    resultIds_.push_back(num.id(r.value));
     if (r.tiedArg < 0) results_.emplace_back(r.value->type());
+  }
 }
 
 CompiledFunction::~CompiledFunction() = default;
@@ -99,11 +106,11 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
       stats->secondsByStep[labels_[s]] += sec;
     }
   }
-  ValueNumbering num(f_);
   std::vector<std::pair<size_t, Tensor>> tiedCopies;
   size_t k = 0;
-  for (const auto& r : f_.results()) {
-    int64_t id = num.id(r.value);
+  for (size_t i = 0; i < f_.results().size(); ++i) {
+    const FuncResult& r = f_.results()[i];
+    int64_t id = resultIds_[i];
     const PlanValue& pv = plan_.values[static_cast<size_t>(id)];
     const uint8_t* src = ctx.ptr[static_cast<size_t>(id)];
     if (r.tiedArg < 0) {
