@@ -55,7 +55,7 @@ private:
   std::vector<uint8_t> arena_;
   std::map<int64_t, Tensor> constants_; // by value id
   std::vector<Tensor> results_;         // the untied results, one buffer each
-  std::vector<int64_t> resultIds_; // the plan's value id of each function result
+  std::vector<int64_t> resultIds_;      // the plan's value id of each function result
 };
 
 // The intra-op threads each device gets when `devices` devices share this process (and MPI
