@@ -47,6 +47,7 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
     }
     label.append("] -> ").append(a.anchor().result(0)->type().str());
     labels_.push_back(std::move(label));
+    anchors_.push_back(&a.anchor());
     kernels_.push_back(bindKernel(a));
   }
   arena_.assign(static_cast<size_t>(plan_.arenaBytes), 0);
@@ -99,7 +100,11 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
   omp_set_num_threads(threads_);
   for (size_t s = 0; s < kernels_.size(); ++s) {
     auto t0 = std::chrono::steady_clock::now();
-    kernels_[s]->run(ctx);
+    try {
+      kernels_[s]->run(ctx);
+    } catch (const Error& e) { // a data-dependent failure: an index out of range, x / 0
+      throw opError(*anchors_[s], e);
+    }
     if (stats) {
       double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       stats->secondsByKernel[plan_.steps[s].kernel] += sec;

@@ -40,13 +40,7 @@ public:
     std::vector<TensorType> types;
     for (size_t r = 0; r < op_.numResults(); ++r)
       types.push_back(op_.result(r)->type());
-    std::vector<Tensor> out;
-    try {
-      out = op_.def().kernel(KernelArgs{ptrs, op_.attrs(), types, ctx.comm});
-    } catch (const Error& e) {
-      std::string where = op_.loc().line ? " at line " + std::to_string(op_.loc().line) : "";
-      throw Error("'" + op_.name() + "' op" + where + ": " + e.what());
-    }
+    std::vector<Tensor> out = op_.def().kernel(KernelArgs{ptrs, op_.attrs(), types, ctx.comm});
     for (size_t r = 0; r < out.size(); ++r)
       if (uint8_t* p = ctx.ptr[static_cast<size_t>(results_[r])]; p && out[r].byteSize())
         std::memcpy(p, out[r].data(), out[r].byteSize());
@@ -77,8 +71,7 @@ std::vector<Tensor> runRegistryKernel(const Op& op, const std::vector<const Tens
   try {
     return op.def().kernel(KernelArgs{inputs, op.attrs(), types, nullptr});
   } catch (const Error& e) {
-    std::string where = op.loc().line ? " at line " + std::to_string(op.loc().line) : "";
-    throw Error("'" + op.name() + "' op" + where + ": " + e.what());
+    throw opError(op, e);
   }
 }
 

@@ -263,16 +263,7 @@ LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, i
     const Shape& vs = v->type().shape;
     if (vs.size() > shape_.size())
       throw Error("elementwise step: operand " + v->type().str() + " is larger than the group");
-    std::vector<int64_t> rs(vs.size());
-    int64_t acc = 1;
-    for (size_t d = vs.size(); d-- > 0;) {
-      rs[d] = acc;
-      acc *= vs[d];
-    }
-    size_t off = shape_.size() - vs.size();
-    in.strides.assign(shape_.size(), 0);
-    for (size_t d = 0; d < vs.size(); ++d)
-      in.strides[off + d] = vs[d] == 1 ? 0 : rs[d];
+    in.strides = broadcastStrides(shape_, vs);
     auto c = a.constants.find(in.id);
     if (numel(vs) == 1 || (c != a.constants.end() && isSplat(c->second))) {
       in.direct = false;

@@ -153,11 +153,8 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a) {
     pieces.push_back({xid, whole(op.result(0)), 0, 0, ss, rowMajorOf(out), out});
   } else if (n == "broadcast") {
     const Shape& out = op.result(0)->type().shape;
-    Strides ss(out.size(), 0);
-    size_t off = out.size() - xs.size();
-    for (size_t d = 0; d < xs.size(); ++d)
-      ss[off + d] = xs[d] == 1 ? 0 : xst[d];
-    pieces.push_back({xid, whole(op.result(0)), 0, 0, ss, rowMajorOf(out), out});
+    pieces.push_back(
+        {xid, whole(op.result(0)), 0, 0, broadcastStrides(out, xs), rowMajorOf(out), out});
   } else if (n == "reshape") { // the same flat order: read with the result's own strides
     const Shape& out = op.result(0)->type().shape;
     pieces.push_back({xid, whole(op.result(0)), 0, 0, rowMajorOf(out), rowMajorOf(out), out});

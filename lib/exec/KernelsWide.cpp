@@ -18,18 +18,6 @@
 namespace shardc {
 namespace {
 
-// Element strides of `in` read at every position of `out` under numpy broadcasting.
-std::vector<int64_t> broadcastStrides(const Shape& out, const Shape& in) {
-  std::vector<int64_t> s(out.size(), 0);
-  int64_t acc = 1;
-  for (size_t d = in.size(); d-- > 0;) {
-    size_t od = out.size() - in.size() + d;
-    s[od] = in[d] == 1 ? 0 : acc;
-    acc *= in[d];
-  }
-  return s;
-}
-
 enum class Kind { Unary, Binary, Compare, Where, Cast };
 
 // One row of `n` elements, `st` apart from offset `off`, as int64 or double; typed loops for
@@ -125,14 +113,7 @@ public:
     }
   }
 
-  void run(ExecContext& ctx) override {
-    try {
-      runElements(ctx);
-    } catch (const Error& e) { // integer division by zero
-      std::string where = op_.loc().line ? " at line " + std::to_string(op_.loc().line) : "";
-      throw Error("'" + op_.name() + "' op" + where + ": " + e.what());
-    }
-  }
+  void run(ExecContext& ctx) override { runElements(ctx); }
 
 private:
   // Row by row along the last dim: each operand's row loaded into a buffer of the domain's

@@ -3,6 +3,7 @@
 #include "Fusion.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/support/Error.h"
 
 #include <optional>
 
@@ -86,6 +87,21 @@ bool isElementwiseStep(const PlanStep& step, const ValueNumbering& num) {
   if (step.reference) return false;
   if (step.kernel == "fused_elementwise") return true;
   return step.ops.size() == 1 && isLaneOp(*num.op(step.ops[0]));
+}
+
+std::vector<int64_t> broadcastStrides(const Shape& out, const Shape& in) {
+  std::vector<int64_t> s(out.size(), 0);
+  int64_t acc = 1;
+  for (size_t d = in.size(); d-- > 0;) {
+    s[out.size() - in.size() + d] = in[d] == 1 ? 0 : acc;
+    acc *= in[d];
+  }
+  return s;
+}
+
+Error opError(const Op& op, const std::exception& e) {
+  std::string where = op.loc().line ? " at line " + std::to_string(op.loc().line) : "";
+  return Error("'" + op.name() + "' op" + where + ": " + e.what());
 }
 
 } // namespace shardc

@@ -4,6 +4,7 @@
 #include "shardc/exec/Plan.h"
 #include "shardc/ir/Types.h"
 
+#include <exception>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,14 @@ std::vector<int64_t> viewOffsets(const Op& op);
 // A step whose kernel computes element i of every output from element i of its aligned
 // inputs (so an output may take over a dying input's buffer).
 bool isElementwiseStep(const PlanStep& step, const ValueNumbering& num);
+
+// Element strides (per dim of `out`, 0 where broadcast) at which numpy broadcasting reads a
+// row-major tensor of shape `in` (right-aligned) for every position of `out`.
+std::vector<int64_t> broadcastStrides(const Shape& out, const Shape& in);
+
+// A data-dependent kernel failure, named as the interpreter names it: "'op' op at line N: ...".
+class Error;
+Error opError(const Op& op, const std::exception& e);
 
 // Whether the kernel library has a native kernel for this step (else the plan marks it
 // reference).

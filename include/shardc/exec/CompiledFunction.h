@@ -15,6 +15,7 @@ namespace shardc {
 class Collectives;
 class Function;
 class Kernel;
+class Op;
 namespace dnnl_glue {
 struct Context;
 }
@@ -52,6 +53,7 @@ private:
   std::unique_ptr<dnnl_glue::Context> dnnl_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<std::string> labels_;
+  std::vector<const Op*> anchors_; // each step's last op, which errors name
   std::vector<uint8_t> arena_;
   std::map<int64_t, Tensor> constants_; // by value id
   std::vector<Tensor> results_;         // the untied results, one buffer each
