@@ -168,21 +168,56 @@ TEST(PlanTest, RefusesPlansThatDoNotFit) {
       "its own buffer");
 }
 
-TEST(PlanTest, CompiledMatchesTheInterpreter) {
-  Planned p = plan(kLayer);
+// Two elementwise chains that meet (merged into one kernel), summed over the trailing axis
+// and averaged over the leading one without storing what is summed, and a value of the
+// first prologue read later.
+const char* kReductions = R"(
+func @red(input %x: f32[128,512], input %y: f32[128,512]) -> (r: f32[128], c: f32[1,512], q: f32[128,512]) {
+  %a = mul(%x, %x) : f32[128,512]
+  %b = neg(%y) : f32[128,512]
+  %s = add(%a, %b) : f32[128,512]
+  %r = reduce_sum(%s) {axes = [1], keepdims = false} : f32[128]
+  %p = mul(%x, %y) : f32[128,512]
+  %e = exp(%p) : f32[128,512]
+  %c = reduce_mean(%e) {axes = [0], keepdims = true} : f32[1,512]
+  %q = sub(%b, %x) : f32[128,512]
+  return %r, %c, %q
+}
+)";
+
+TEST(PlanTest, ReductionsTakeTheirElementwiseProducers) {
+  Planned p = plan(kReductions);
   ASSERT_TRUE(p.m);
-  std::vector<Tensor> args;
-  for (size_t i = 0; i < p.f().numArguments(); ++i) {
-    Tensor t(p.f().argument(i)->type());
-    for (int64_t k = 0; k < t.numel(); ++k)
-      t.setDouble(k, 0.1 * static_cast<double>((k * 7 + static_cast<int64_t>(i)) % 11) - 0.5);
-    args.push_back(std::move(t));
+  EXPECT_EQ(checkPlan(p.plan, p.f()), "");
+  EXPECT_EQ(p.plan.steps.size(), 3u) << describePlan(p.plan, p.f());
+  const PlanStep* rows = p.stepOf("reduce_sum");
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->ops.size(), 4u); // mul, neg, add, reduce_sum
+  const PlanStep* cols = p.stepOf("reduce_mean");
+  ASSERT_TRUE(cols);
+  EXPECT_EQ(cols->ops.size(), 3u); // mul, exp, reduce_mean
+  for (const char* v : {"a", "s", "p", "e"})
+    EXPECT_EQ(p.value(v).home, ValueHome::Fused) << v;
+  EXPECT_EQ(p.value("b").home, ValueHome::Arena); // read by the last kernel
+}
+
+TEST(PlanTest, CompiledMatchesTheInterpreter) {
+  for (const char* ir : {kLayer, kReductions}) {
+    Planned p = plan(ir);
+    ASSERT_TRUE(p.m);
+    std::vector<Tensor> args;
+    for (size_t i = 0; i < p.f().numArguments(); ++i) {
+      Tensor t(p.f().argument(i)->type());
+      for (int64_t k = 0; k < t.numel(); ++k)
+        t.setDouble(k, 0.1 * static_cast<double>((k * 7 + static_cast<int64_t>(i)) % 11) - 0.5);
+      args.push_back(std::move(t));
+    }
+    std::vector<Tensor> want = interpret(p.f(), args);
+    std::vector<Tensor> mag = interpret(p.f(), absoluteValues(args));
+    std::vector<Tensor> got = runCompiled(p.f(), args);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_TRUE(nearReference(got[i], want[i], mag[i])) << p.f().results()[i].name;
   }
-  std::vector<Tensor> want = interpret(p.f(), args);
-  std::vector<Tensor> mag = interpret(p.f(), absoluteValues(args));
-  std::vector<Tensor> got = runCompiled(p.f(), args);
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_TRUE(nearReference(got[i], want[i], mag[i])) << p.f().results()[i].name;
 }
 
 } // namespace

@@ -27,6 +27,22 @@ bool laneType(DType t) {
 const std::set<std::string_view> kEpilogueUnary = {"relu", "tanh", "sigmoid", "exp", "gelu", "abs"};
 const std::set<std::string_view> kEpilogueBinary = {"add", "sub", "mul"};
 
+// A reduce_sum or reduce_mean of f32 over a leading or a trailing run of axes (not all of
+// them): the reductions that take an elementwise prologue.
+bool reducesRun(const Op& op) {
+  if ((op.name() != "reduce_sum" && op.name() != "reduce_mean") ||
+      op.result(0)->type().dtype != DType::F32)
+    return false;
+  int64_t rank = op.operand(0)->type().rank();
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : op.attrs().getInts("axes"))
+    reduced[static_cast<size_t>(*normalizeAxis(a, rank))] = true;
+  size_t changes = 0;
+  for (size_t d = 1; d < reduced.size(); ++d)
+    changes += reduced[d] != reduced[d - 1];
+  return changes == 1;
+}
+
 bool isResult(const Function& f, const Value* v) {
   for (const auto& r : f.results())
     if (r.value == v) return true;
@@ -57,7 +73,8 @@ public:
     for (size_t i = 0; i < ops_.size(); ++i)
       if (!constant_[i] && ops_[i]->name() == "matmul") fuseMatmul(static_cast<int64_t>(i));
     for (size_t i = 0; i < ops_.size(); ++i)
-      if (!constant_[i] && kRowOps.count(ops_[i]->name())) fuseRowPrologue(static_cast<int64_t>(i));
+      if (!constant_[i] && (kRowOps.count(ops_[i]->name()) || reducesRun(*ops_[i])))
+        fuseRowPrologue(static_cast<int64_t>(i));
     std::vector<KernelGroup> out;
     for (Group& g : groups_) {
       if (g.ops.empty()) continue;
@@ -90,20 +107,29 @@ private:
     const Op& op = *ops_[static_cast<size_t>(i)];
     int64_t target = -1;
     if (isLaneOp(op)) {
-      // Join the latest open elementwise group over the same shape that feeds this op.
+      // Join the open elementwise groups over the same shape that feed this op, merged into
+      // one: an open group has no reader outside it yet, so it may run as late as this op
+      // (the two halves of an Adam moment, a where over two broadcasts).
+      std::vector<int64_t> feeding;
       for (Value* v : op.operands()) {
         int64_t p = producer(v);
         if (p < 0 || constant_[static_cast<size_t>(p)]) continue;
         int64_t g = groupOf_[static_cast<size_t>(p)];
         if (g >= 0 && groups_[static_cast<size_t>(g)].kernel == "fused_elementwise" &&
             groups_[static_cast<size_t>(g)].open &&
-            groups_[static_cast<size_t>(g)].shape == op.result(0)->type().shape)
+            groups_[static_cast<size_t>(g)].shape == op.result(0)->type().shape) {
           target = std::max(target, g);
+          feeding.push_back(g);
+        }
       }
       if (target < 0) {
         target = static_cast<int64_t>(groups_.size());
         groups_.push_back({"fused_elementwise", {}, op.result(0)->type().shape});
       }
+      for (int64_t g : feeding)
+        if (g != target)
+          for (int64_t m : std::vector<int64_t>(groups_[static_cast<size_t>(g)].ops))
+            moveTo(m, target);
     } else {
       target = static_cast<int64_t>(groups_.size());
       groups_.push_back({op.name(), {}, {}});
@@ -132,16 +158,18 @@ private:
     groupOf_[static_cast<size_t>(op)] = group;
   }
 
-  // A softmax, log_softmax or layer_norm over the last dim takes the elementwise group that
-  // makes its operand (a causal mask's where, a scale) as a prologue computed row by row, when
+  // A softmax, log_softmax or layer_norm over the last dim, or a sum or mean over leading or
+  // trailing axes, takes the elementwise group that makes its operand (a causal mask's where,
+  // a scale, a product to sum) as a prologue computed row by row or block by block, when
   // nothing else reads that operand and every other value of the group is read only after it.
   void fuseRowPrologue(int64_t r) {
     const Op& row = *ops_[static_cast<size_t>(r)];
     const Value* x = row.operand(0);
     int64_t rank = x->type().rank();
-    if (x->type().dtype != DType::F32 || rank == 0 ||
-        *normalizeAxis(row.attrs().getInt("axis"), rank) != rank - 1 ||
-        x->type().shape.back() > kMaxRow || soleUser(x) != r)
+    if (x->type().dtype != DType::F32 || rank == 0 || soleUser(x) != r) return;
+    if (kRowOps.count(row.name()) &&
+        (*normalizeAxis(row.attrs().getInt("axis"), rank) != rank - 1 ||
+         x->type().shape.back() > kMaxRow))
       return;
     int64_t p = producer(x);
     if (p < 0 || constant_[static_cast<size_t>(p)]) return;

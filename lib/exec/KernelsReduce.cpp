@@ -1,13 +1,18 @@
 // reduce_sum, reduce_mean, reduce_max, reduce_min over any axes, f32. The shape is viewed as
 // [outer, reduced, inner] runs: trailing axes reduce row by row, leading axes by adding rows
 // (a bias gradient), and anything else walks the reduced index space per output element.
+// Row and column reductions may take an elementwise prologue (Fusion.cpp) that makes their
+// operand block by block, so the operand is never stored.
 #include "Kernel.h"
+#include "LaneProgram.h"
 #include "VecMath.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/support/Error.h"
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <omp.h>
 
 namespace shardc {
@@ -94,6 +99,14 @@ public:
     }
     x_ = a.num.id(op.operand(0));
     y_ = a.num.id(op.result(0));
+    if (a.ops.size() > 1) {
+      if (mode_ == Mode::General || kind_ == Kind::Max || kind_ == Kind::Min)
+        throw Error("step '" + n + "': an elementwise prologue needs a sum or mean over " +
+                    "leading or trailing axes");
+      std::vector<const Op*> pro(a.ops.begin(), a.ops.end() - 1);
+      prologue_ = std::make_unique<LaneProgram>(a, pro, kChunk);
+      xSlot_ = prologue_->slot(op.operand(0));
+    }
   }
 
   void run(ExecContext& ctx) override {
@@ -102,7 +115,9 @@ public:
     float scale = kind_ == Kind::Mean ? 1.0f / static_cast<float>(count_) : 1.0f;
     int64_t total = numel(shape_);
     int t = total >= (1 << 15) ? ctx.threads : 1;
-    if (mode_ == Mode::Rows) {
+    if (prologue_) {
+      withPrologue(ctx, y, scale, t);
+    } else if (mode_ == Mode::Rows) {
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
       for (int64_t r = 0; r < rows_; ++r)
         y[r] = reduceRow(kind_, x + r * n_, n_) * scale;
@@ -126,6 +141,49 @@ public:
 
 private:
   enum class Mode { Rows, Columns, General };
+  static constexpr int64_t kChunk = 1024; // prologue elements per evaluation
+
+  // The operand's elements [p, p + len) from the prologue, chunk by chunk, each passed to
+  // `take(chunk, offset in the range, length)`.
+  template <class F>
+  void produce(const ExecContext& ctx, int me, int64_t p, int64_t len, F&& take) {
+    size_t per = static_cast<size_t>(prologue_->slots()) * kChunk;
+    float** slots = slotPtrs_.data() + static_cast<size_t>(me * prologue_->slots());
+    for (int64_t j = 0; j < len; j += kChunk) {
+      int64_t c = std::min(kChunk, len - j);
+      prologue_->evalBlock(ctx, p + j, c, scratch_.data() + static_cast<size_t>(me) * per, slots);
+      take(slots[xSlot_], j, c);
+    }
+  }
+
+  void withPrologue(ExecContext& ctx, float* y, float scale, int t) {
+    size_t per = static_cast<size_t>(prologue_->slots()) * kChunk;
+    if (scratch_.size() < t * per) scratch_.assign(t * per, 0.0f);
+    if (slotPtrs_.size() < static_cast<size_t>(t * prologue_->slots()))
+      slotPtrs_.assign(static_cast<size_t>(t * prologue_->slots()), nullptr);
+    prologue_->prepare(ctx);
+    if (mode_ == Mode::Rows) {
+#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
+      for (int64_t r = 0; r < rows_; ++r) {
+        float acc = 0;
+        produce(ctx, omp_get_thread_num(), r * n_, n_,
+                [&](const float* v, int64_t, int64_t c) { acc += reduceRow(kind_, v, c); });
+        y[r] = acc * scale;
+      }
+      return;
+    }
+#pragma omp parallel num_threads(t) if (t > 1)
+    {
+      int nt = omp_get_num_threads(), me = omp_get_thread_num();
+      int64_t lo = n_ * me / nt, hi = n_ * (me + 1) / nt;
+      std::fill(y + lo, y + hi, 0.0f);
+      for (int64_t r = 0; r < rows_; ++r)
+        produce(ctx, me, r * n_ + lo, hi - lo,
+                [&](const float* v, int64_t j, int64_t c) { combineRow(kind_, y + lo + j, v, c); });
+      for (int64_t j = lo; j < hi; ++j)
+        y[j] *= scale;
+    }
+  }
 
   void general(const float* x, float* y, float scale) const {
     size_t rank = shape_.size();
@@ -164,14 +222,17 @@ private:
   int64_t count_ = 1, rows_ = 1, n_ = 1;
   Mode mode_ = Mode::General;
   int64_t x_ = -1, y_ = -1;
+  std::unique_ptr<LaneProgram> prologue_;
+  int xSlot_ = -1;
+  std::vector<float> scratch_;
+  std::vector<float*> slotPtrs_;
 };
 
 } // namespace
 
 std::unique_ptr<Kernel> bindReduce(const BindArgs& a) {
   const std::string& n = a.anchor().name();
-  if (a.ops.size() != 1 ||
-      (n != "reduce_sum" && n != "reduce_mean" && n != "reduce_max" && n != "reduce_min"))
+  if (n != "reduce_sum" && n != "reduce_mean" && n != "reduce_max" && n != "reduce_min")
     return nullptr;
   return std::make_unique<ReduceKernel>(a);
 }
