@@ -49,8 +49,10 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
     labels_.push_back(std::move(label));
     anchors_.push_back(&a.anchor());
     kernels_.push_back(bindKernel(a));
+    scratch_ = std::max<size_t>(scratch_, static_cast<size_t>(kernels_.back()->scratchBytes()));
   }
-  arena_.assign(static_cast<size_t>(plan_.arenaBytes), 0);
+  // The steps run one after another: one scratch buffer serves them all, after the arena.
+  arena_.assign(static_cast<size_t>(plan_.arenaBytes) + scratch_, 0);
   for (const auto& r : f.results()) {
     resultIds_.push_back(num.id(r.value));
     if (r.tiedArg < 0) results_.emplace_back(r.value->type());
@@ -72,6 +74,7 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
   ctx.comm = comm;
   ctx.threads = threads_;
   ctx.dnnl = dnnl_.get();
+  ctx.scratch = arena_.data() + plan_.arenaBytes;
   ctx.ptr.resize(plan_.values.size(), nullptr);
   for (size_t v = 0; v < plan_.values.size(); ++v) {
     const PlanValue& pv = plan_.values[v];
@@ -135,7 +138,7 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
   for (auto& [arg, t] : tiedCopies)
     args[arg] = std::move(t);
   if (stats) {
-    int64_t bytes = plan_.arenaBytes;
+    int64_t bytes = static_cast<int64_t>(arena_.size());
     for (const auto& [id, t] : constants_)
       bytes += static_cast<int64_t>(t.byteSize());
     for (const Tensor& a : args)

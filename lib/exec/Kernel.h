@@ -29,12 +29,15 @@ struct ExecContext {
   Collectives* comm = nullptr;
   int threads = 1; // intra-op threads this device may use
   dnnl_glue::Context* dnnl = nullptr;
+  uint8_t* scratch = nullptr; // scratchBytes() of the running kernel, shared by all steps
 };
 
 class Kernel {
 public:
   virtual ~Kernel() = default;
   virtual void run(ExecContext& ctx) = 0;
+  // Bytes of working memory the kernel needs during run() (ExecContext::scratch).
+  virtual int64_t scratchBytes() const { return 0; }
 };
 
 // What a kernel is bound from: the step, the program's numbering and the plan.

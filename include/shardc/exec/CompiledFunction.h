@@ -21,7 +21,7 @@ struct Context;
 }
 
 struct ExecStats {
-  int64_t peakBytes = 0;                         // arena + constants + arguments
+  int64_t peakBytes = 0; // arena and kernel scratch + constants + arguments + outputs
   std::map<std::string, double> secondsByKernel; // added up over runs
   std::map<std::string, double> secondsByStep;   // by step label (stepLabel), added up
 };
@@ -54,7 +54,8 @@ private:
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<std::string> labels_;
   std::vector<const Op*> anchors_; // each step's last op, which errors name
-  std::vector<uint8_t> arena_;
+  std::vector<uint8_t> arena_; // the plan's arena, then the kernels' scratch
+  size_t scratch_ = 0;
   std::map<int64_t, Tensor> constants_; // by value id
   std::vector<Tensor> results_;         // the untied results, one buffer each
   std::vector<int64_t> resultIds_;      // the plan's value id of each function result
