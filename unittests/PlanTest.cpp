@@ -45,14 +45,14 @@ Planned plan(const std::string& ir) {
   return p;
 }
 
-// A layer: matmul + bias + gelu (one kernel), a reshape (a view), an elementwise chain whose
+// A layer: matmul + bias + tanh (one kernel), a reshape (a view), an elementwise chain whose
 // input dies (in place), and an SGD-style update tied to its parameter.
 const char* kLayer = R"(
 func @layer(input %x: f32[4,8], param %w: f32[8,16], param %b: f32[16]) -> (y: f32[64], w2: f32[8,16] tied %w) {
   %h = matmul(%x, %w) : f32[4,16]
   %bb = broadcast(%b) {shape = [4, 16]} : f32[4,16]
   %z = add(%h, %bb) : f32[4,16]
-  %a = gelu(%z) {approximate = "tanh"} : f32[4,16]
+  %a = tanh(%z) : f32[4,16]
   %e = neg(%a) : f32[4,16]
   %n = exp(%e) : f32[4,16]
   %y = reshape(%n) {shape = [64]} : f32[64]
@@ -67,10 +67,10 @@ TEST(PlanTest, FusesViewsAndPlacesValues) {
   Planned p = plan(kLayer);
   ASSERT_TRUE(p.m);
   EXPECT_EQ(checkPlan(p.plan, p.f()), "");
-  // matmul with its bias and GELU epilogue in one kernel; the rest of the chain in another.
+  // matmul with its bias and tanh epilogue in one kernel; the rest of the chain in another.
   const PlanStep* mm = p.stepOf("matmul");
   ASSERT_TRUE(mm);
-  EXPECT_EQ(mm->ops.size(), 4u); // matmul, broadcast, add, gelu
+  EXPECT_EQ(mm->ops.size(), 4u); // matmul, broadcast, add, tanh
   EXPECT_EQ(p.value("h").home, ValueHome::Fused);
   EXPECT_EQ(p.value("z").home, ValueHome::Fused);
   EXPECT_EQ(p.value("a").home, ValueHome::Arena);

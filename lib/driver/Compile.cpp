@@ -138,6 +138,12 @@ CompileResult compileModel(const CompileOptions& o) {
                     printModule(*m.module));
   };
   dump("import");
+  // Before the training step is built, so the backward pass uses gelu's own gradient.
+  if (raiseGelu(f)) {
+    log.line("pass raise-gelu: " + std::to_string(f.ops().size()) + " ops");
+    ++step;
+    dump("raise-gelu");
+  }
   std::map<std::string, Tensor> optState;
   if (!o.inference) {
     TrainOptions train = o.train;

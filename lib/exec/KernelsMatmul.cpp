@@ -1,6 +1,6 @@
 // matmul through oneDNN: batch dims broadcast, an operand transposed in its last two dims
 // read with swapped strides, and the step's epilogue (bias or residual add, sub, mul, and
-// relu/tanh/sigmoid/exp/abs/gelu) applied as post-ops before the result is stored.
+// relu/tanh/sigmoid/exp/abs) applied as post-ops before the result is stored.
 #include "DnnlGlue.h"
 #include "Kernel.h"
 
@@ -69,9 +69,6 @@ public:
                         : n == "sigmoid" ? algorithm::eltwise_logistic
                         : n == "exp"     ? algorithm::eltwise_exp
                         : n == "abs"     ? algorithm::eltwise_abs
-                        : n == "gelu"    ? (op->attrs().getString("approximate") == "tanh"
-                                                ? algorithm::eltwise_gelu_tanh
-                                                : algorithm::eltwise_gelu_erf)
                                          : algorithm::undef;
         if (alg == algorithm::undef) throw Error("step 'matmul': no epilogue for '" + n + "'");
         po.append_eltwise(1.0f, alg, 0.0f, 0.0f);

@@ -7,6 +7,8 @@ const std::vector<PassInfo>& allPasses() {
       {"canonicalize", "fold constants and simplify identity and composed shape ops", canonicalize},
       {"dce", "remove ops whose results are unused", eliminateDeadCode},
       {"cse", "merge identical ops", eliminateCommonSubexpressions},
+      {"raise-gelu", "replace GELU's tanh approximation spelled out in elementwise ops by gelu",
+       raiseGelu},
   };
   return passes;
 }

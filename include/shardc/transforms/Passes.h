@@ -25,6 +25,8 @@ bool canonicalize(Function& f);
 inline constexpr int64_t kFoldLimit = int64_t(1) << 20;
 // Removes ops whose results are unused (every op is free of side effects).
 bool eliminateDeadCode(Function& f);
+// Replaces GELU's tanh approximation spelled out in elementwise ops by one gelu op.
+bool raiseGelu(Function& f);
 // Replaces an op by an earlier identical one (same op, operands, attributes).
 bool eliminateCommonSubexpressions(Function& f);
 
