@@ -8,6 +8,7 @@
 #include "shardc/support/Error.h"
 
 #include <map>
+#include <omp.h>
 #include <unordered_map>
 
 namespace shardc {
@@ -56,6 +57,8 @@ public:
     srcId_ = operand(0, ad, as);
     weiId_ = operand(1, bd, bs);
     memory::dims od = dnnl_glue::toDims(out);
+    flops_ = 2.0 * static_cast<double>(numel(out)) *
+             static_cast<double>(mm->operand(0)->type().shape.back());
     dnnl::post_ops po;
     const Value* cur = mm->result(0);
     for (const Op* op : a.ops) {
@@ -127,6 +130,7 @@ public:
     const Value* x = t->second->operand(0);
     const Shape& gs = mm.operand(1)->type().shape;
     int64_t k = x->type().shape.back(), n = gs.back(), rows = x->type().numel() / k;
+    flops_ = 2.0 * static_cast<double>(k) * static_cast<double>(n) * static_cast<double>(rows);
     bool copy = k > n;
     transposedDesc_ = dnnl_glue::f32Desc({k, rows}, {1, k});
     srcDesc_ = copy ? dnnl_glue::f32Desc({k, rows}, {rows, 1}) : transposedDesc_;
@@ -167,11 +171,18 @@ public:
     for (size_t i = 0; i < binaryIds_.size(); ++i)
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(binaryPos_[i]) | DNNL_ARG_SRC_1,
                    mem(binaryDescs_[i], binaryIds_[i]));
+    // A small GEMM costs less on one thread than waking the others (oneDNN takes its
+    // thread count from OpenMP when it runs).
+    bool alone = flops_ < kParallelFlops && ctx.threads > 1;
+    if (alone) omp_set_num_threads(1);
     prim_.execute(ctx.dnnl->stream, args);
     ctx.dnnl->stream.wait();
+    if (alone) omp_set_num_threads(ctx.threads);
   }
 
 private:
+  static constexpr double kParallelFlops = 1 << 20;
+  double flops_ = 0; // 2 m n k (times the batch)
   int64_t srcId_, weiId_, dstId_;
   memory::desc srcDesc_, weiDesc_, dstDesc_, transposedDesc_;
   dnnl::reorder transpose_; // a weight gradient's X^T, made plain in scratch
