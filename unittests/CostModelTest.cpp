@@ -75,6 +75,11 @@ func @f(input %a: f32[64,128], input %b: f32[128,256]) -> (c: f32[64,256], d: f3
   EXPECT_NEAR(r.computeSeconds, want, 1e-12);
   EXPECT_EQ(r.commSeconds, 0);
   EXPECT_NEAR(r.stepSeconds, want, 1e-12);
+  // A GEMM pays the library call's cost on top; the relu does not.
+  Target t = testTarget();
+  t.gemmOverhead = 5e-6;
+  CostReport g = makeAnalyticCostModel(t)->evaluate(*m->functions()[0], Mesh());
+  EXPECT_NEAR(g.computeSeconds, want + 5e-6, 1e-12);
 }
 
 TEST(CostModelTest, ConvFlopsComeFromTheRegistry) {
@@ -132,6 +137,13 @@ func @f(input %x: f32[1000]) -> (y: f32[1000]) {
                    collectiveCost(testTarget(), mesh, "all_reduce", {"model"}, 4000).seconds);
   EXPECT_EQ(r.computeSeconds, 0);
   EXPECT_NE(r.str().find("all_reduce"), std::string::npos);
+  // Eight devices sharing two compute units take turns: compute and the waits in
+  // collectives both stretch fourfold.
+  Target shared = testTarget();
+  shared.computeUnits = 2;
+  CostReport s = makeAnalyticCostModel(shared)->evaluate(*m->functions()[0], mesh);
+  EXPECT_DOUBLE_EQ(s.commSeconds, 4 * r.commSeconds);
+  EXPECT_DOUBLE_EQ(s.collectives[0].seconds, 4 * r.collectives[0].seconds);
 }
 
 } // namespace

@@ -75,6 +75,7 @@ TEST(TargetTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(t.computeEfficiency, 0.5);
   EXPECT_DOUBLE_EQ(t.memoryEfficiency, 1); // default
   EXPECT_DOUBLE_EQ(t.opOverhead, 0);       // default
+  EXPECT_DOUBLE_EQ(t.gemmOverhead, 0);     // default
   EXPECT_EQ(t.devicesPerNode, 4);
   EXPECT_DOUBLE_EQ(t.interNode.latency, 1e-5);
   EXPECT_EQ(t.computeUnits, 0);

@@ -47,6 +47,11 @@ double ring(double steps, const LinkSpec& l, double bytesPerStep) {
   return steps * (l.latency + bytesPerStep / l.bandwidth);
 }
 
+// The ops a compiled plan hands to the GEMM/convolution library (Target::gemmOverhead).
+bool isGemm(const std::string& op) {
+  return op == "matmul" || op.rfind("conv2d", 0) == 0;
+}
+
 std::string fmtTime(double s) {
   char buf[32];
   if (s >= 1)
@@ -99,7 +104,7 @@ public:
       flopsByType[dt] += flops;
       double seconds = std::max(flops / (t_.flopsFor(dt) * t_.computeEfficiency),
                                 bytes / (t_.memoryBandwidth * t_.memoryEfficiency)) +
-                       t_.opOverhead;
+                       t_.opOverhead + (isGemm(op->name()) ? t_.gemmOverhead : 0);
       r.computeSeconds += seconds;
       r.computeByOp[op->name()] += seconds;
     }
@@ -108,6 +113,9 @@ public:
       r.computeSeconds *= slower;
       for (auto& [name, sec] : r.computeByOp)
         sec *= slower;
+      r.commSeconds *= slower;
+      for (CollectiveCost& c : r.collectives)
+        c.seconds *= slower;
     }
     r.stepSeconds = r.computeSeconds + r.commSeconds;
     r.memory.activations = peakActivationBytes(f);

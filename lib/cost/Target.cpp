@@ -152,8 +152,8 @@ Target parseTarget(const std::string& text, const std::string& filename) {
   }
   auto f = r.fields(root, "",
                     {"name", "description", "peak_flops", "memory_bandwidth", "memory_capacity",
-                     "compute_efficiency", "memory_efficiency", "op_overhead", "devices_per_node",
-                     "intra_node", "inter_node", "compute_units", "info"});
+                     "compute_efficiency", "memory_efficiency", "op_overhead", "gemm_overhead",
+                     "devices_per_node", "intra_node", "inter_node", "compute_units", "info"});
   auto optional = [&](const char* key) -> const YAML::Node* {
     auto it = f.find(key);
     return it == f.end() ? nullptr : &it->second;
@@ -170,6 +170,8 @@ Target parseTarget(const std::string& text, const std::string& filename) {
     t.memoryEfficiency = r.fraction(*n, "memory_efficiency");
   if (const YAML::Node* n = optional("op_overhead"))
     t.opOverhead = r.nonNegative(*n, "op_overhead");
+  if (const YAML::Node* n = optional("gemm_overhead"))
+    t.gemmOverhead = r.nonNegative(*n, "gemm_overhead");
   t.devicesPerNode = r.integer(r.require(f, "devices_per_node"), "devices_per_node", 1);
   t.intraNode = r.link(r.require(f, "intra_node"), "intra_node");
   t.interNode = r.link(r.require(f, "inter_node"), "inter_node");

@@ -121,6 +121,19 @@ double opOverhead(const Sizes& s) {
   return medianSeconds(s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
 }
 
+// What a small GEMM takes beyond its FLOPs at the large GEMM's rate and the runtime's
+// per-kernel cost: the median over square matmuls of 16 to 128 (the sizes of small models,
+// where packing and the library call weigh as much as the arithmetic).
+double gemmOverhead(const Sizes& s, double rate, double opOverhead) {
+  std::vector<double> extra;
+  for (int64_t n = 16; n <= 128; n *= 2) {
+    OneOp m("matmul", {DType::F32, {n, n}});
+    extra.push_back(m.time(s.runs) - m.cost().first / rate - opOverhead);
+  }
+  std::sort(extra.begin(), extra.end());
+  return std::max(0.0, extra[extra.size() / 2]);
+}
+
 // all_reduce over every device, timed on device 0: the median seconds for f32[1] and
 // f32[big]. Each device's first all_reduce is untimed and lines the devices up.
 std::pair<double, double> allReduceTimes(Collectives& c, const Sizes& s) {
@@ -210,6 +223,7 @@ std::string calibrate(const CalibrateOptions& o) {
   auto [bandwidth, addOverhead] = fitElementwise(s);
   // An op's fixed cost: what an add pays beyond its bytes, at least a tiny op's cost.
   double overhead = std::max(addOverhead, opOverhead(s));
+  double gemm = gemmOverhead(s, flops[DType::F32], overhead);
   double memory = memTotalBytes();
   LinkSpec intra = threadLink(s);
   LinkSpec inter = mpiLink ? *mpiLink : loadTarget("cpu").interNode;
@@ -234,6 +248,8 @@ std::string calibrate(const CalibrateOptions& o) {
     << "op_overhead: " << num(overhead)
     << "     # the fit's intercept, at least the per-kernel time of " << s.chainOps
     << " chained softmaxes of f32[1,1]\n"
+    << "gemm_overhead: " << num(gemm)
+    << "   # median of matmuls of 16^3 to 128^3 beyond flops / peak and op_overhead\n"
     << "devices_per_node: " << threads << "     # one device per hardware thread\n"
     << "compute_units: " << threads << "        # std::thread::hardware_concurrency\n"
     << "intra_node:             # all_reduce of f32[1] and f32[" << big
@@ -259,7 +275,8 @@ std::string calibrate(const CalibrateOptions& o) {
       << "  matmul " << n << "^3 GFLOP/s: f32 " << g(flops[DType::F32]) << ", bf16 "
       << g(flops[DType::BF16]) << ", f16 " << g(flops[DType::F16]) << "\n"
       << "  elementwise add: " << g(bandwidth) << " GB/s\n"
-      << "  per-op overhead: " << num(overhead * 1e6) << " us\n"
+      << "  per-op overhead: " << num(overhead * 1e6)
+      << " us, more per GEMM call: " << num(gemm * 1e6) << " us\n"
       << "  memory: " << g(memory) << " GB\n"
       << "  all_reduce, 2 thread devices: latency " << num(intra.latency * 1e6) << " us, bandwidth "
       << g(intra.bandwidth) << " GB/s\n";

@@ -27,6 +27,7 @@ struct Target {
   double computeEfficiency = 1;
   double memoryEfficiency = 1;
   double opOverhead = 0;      // seconds per op launched (kernel launch / section switch)
+  double gemmOverhead = 0;    // seconds more per matmul or convolution (a library call)
   int64_t devicesPerNode = 1; // devices sharing the fast link
   LinkSpec intraNode;         // within a node (NVLink, RDU-to-RDU)
   LinkSpec interNode;         // between nodes (InfiniBand, Ethernet)
