@@ -220,4 +220,33 @@ TEST(PlanTest, CompiledMatchesTheInterpreter) {
   }
 }
 
+// A causal mask (a kept prefix per row: the fast path) and the same program with a mask that
+// is not one (the general path): both as the interpreter computes them.
+TEST(PlanTest, MaskedSoftmaxMatchesTheInterpreter) {
+  Planned p = plan(R"(
+func @attn(input %s: f32[2,3,16,16], input %m: i1[1,1,16,16]) -> (y: f32[2,3,16,16]) {
+  %inf = constant() {value = dense<f32[], [-inf]>} : f32[]
+  %w = where(%m, %inf, %s) : f32[2,3,16,16]
+  %y = softmax(%w) {axis = 3} : f32[2,3,16,16]
+  return %y
+}
+)");
+  ASSERT_TRUE(p.m);
+  ASSERT_EQ(p.plan.steps.size(), 1u) << describePlan(p.plan, p.f());
+  Tensor s(p.f().argument(0)->type());
+  for (int64_t k = 0; k < s.numel(); ++k)
+    s.setDouble(k, 0.37 * static_cast<double>((k * 13) % 17) - 3);
+  for (bool causal : {true, false}) {
+    SCOPED_TRACE(causal ? "causal" : "not a prefix");
+    Tensor m(p.f().argument(1)->type());
+    for (int64_t i = 0; i < 16; ++i)
+      for (int64_t j = 0; j < 16; ++j)
+        m.setDouble(i * 16 + j, causal ? j > i : (i + j) % 3 == 1);
+    std::vector<Tensor> args{s, m};
+    std::vector<Tensor> want = interpret(p.f(), args);
+    std::vector<Tensor> got = runCompiled(p.f(), args);
+    EXPECT_TRUE(nearReference(got[0], want[0], interpret(p.f(), absoluteValues(args))[0]));
+  }
+}
+
 } // namespace

@@ -6,6 +6,7 @@
 
 #include "shardc/ir/IR.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -62,12 +63,62 @@ SHARDC_VECTOR_CLONES void layerNormRow(const float* x, float* y, int64_t n, floa
       y[j] = (x[j] - mean) * rstd;
 }
 
+// softmax(where(mask, -inf, x)) over the last dim with a mask of the last two dims only (a
+// causal or padding mask): when, at run time, every mask row keeps a prefix of its row and
+// masks the rest, the softmax runs over the prefix alone and the rest is zero, so masked
+// scores are neither read nor exponentiated. Any other mask takes the general path.
+struct PrefixMask {
+  int64_t cond = -1, x = -1; // value ids: the i1 mask and the scores
+  int64_t maskRows = 1;      // mask rows, cycled over the rows of x (1: one row for all)
+  std::vector<int64_t> keep; // per mask row: elements kept, filled per run
+
+  static std::unique_ptr<PrefixMask> match(const BindArgs& a, const Op& where, int64_t n) {
+    const Value *c = where.operand(0), *fill = where.operand(1), *x = where.operand(2);
+    auto k = a.constants.find(a.num.id(fill));
+    if (c->type().dtype != DType::I1 || x->type() != where.result(0)->type() ||
+        k == a.constants.end() || k->second.numel() != 1 || !std::isinf(k->second.getDouble(0)) ||
+        k->second.getDouble(0) > 0)
+      return nullptr;
+    const Shape& cs = c->type().shape;
+    if (cs.empty() || cs.back() != n) return nullptr;
+    for (size_t d = 0; d + 2 < cs.size(); ++d)
+      if (cs[d] != 1) return nullptr;
+    const Shape& xs = x->type().shape;
+    int64_t rows = cs.size() >= 2 ? cs[cs.size() - 2] : 1;
+    if (rows != 1 && (xs.size() < 2 || xs[xs.size() - 2] != rows)) return nullptr;
+    auto m = std::make_unique<PrefixMask>();
+    m->cond = a.num.id(c);
+    m->x = a.num.id(x);
+    m->maskRows = rows;
+    m->keep.resize(static_cast<size_t>(rows));
+    return m;
+  }
+
+  // Reads the mask: whether every row is a kept prefix (at least one element) and masked rest.
+  bool prefixes(const ExecContext& ctx, int64_t n) {
+    const uint8_t* c = ctx.ptr[static_cast<size_t>(cond)];
+    for (int64_t i = 0; i < maskRows; ++i) {
+      const uint8_t* row = c + i * n;
+      int64_t l = 0;
+      while (l < n && !row[l])
+        ++l;
+      for (int64_t j = l; j < n; ++j)
+        if (!row[j]) return false;
+      if (l == 0) return false; // every score masked: NaN, as the general path computes
+      keep[static_cast<size_t>(i)] = l;
+    }
+    return true;
+  }
+};
+
 // Rows of `n` elements, `inner` apart (inner > 1: the axis is not the last dim; the row is
 // gathered into a buffer first).
 class RowKernel : public Kernel {
 public:
   explicit RowKernel(const BindArgs& a) {
     const Op& op = a.anchor();
+    if (a.ops.size() == 2 && op.name() == "softmax" && a.ops[0]->name() == "where")
+      masked_ = PrefixMask::match(a, *a.ops[0], op.operand(0)->type().shape.back());
     if (a.ops.size() > 1) {
       // An elementwise prologue makes the rows (Fusion.cpp): one row per evaluation.
       std::vector<const Op*> pro(a.ops.begin(), a.ops.end() - 1);
@@ -109,6 +160,17 @@ public:
     if (n_ == 0 || rows == 0) return;
     int t = rows * n_ >= (1 << 14) ? ctx.threads : 1;
     bool logForm = kind_ == "log_softmax", norm = kind_ == "layer_norm";
+    if (masked_ && masked_->prefixes(ctx, n_)) {
+      const float* s = reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(masked_->x)]);
+      const std::vector<int64_t>& keep = masked_->keep;
+#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t l = keep[static_cast<size_t>(r % masked_->maskRows)];
+        softmaxRow(s + r * n_, y + r * n_, l, false);
+        std::fill(y + r * n_ + l, y + (r + 1) * n_, 0.0f);
+      }
+      return;
+    }
     if (prologue_) {
       size_t per = static_cast<size_t>(prologue_->slots()) * static_cast<size_t>(n_);
       if (scratch_.size() < t * per) scratch_.assign(t * per, 0.0f);
@@ -156,6 +218,7 @@ public:
   }
 
 private:
+  std::unique_ptr<PrefixMask> masked_;
   std::unique_ptr<LaneProgram> prologue_;
   int xSlot_ = -1;
   std::vector<float> scratch_;
