@@ -219,6 +219,12 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
   }
 }
 
+SHARDC_VECTOR_CLONES void boolsToFloats(float* __restrict d, const uint8_t* __restrict b,
+                                        int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    d[i] = b[i] ? 1.0f : 0.0f;
+}
+
 // A constant whose every element is the first (a full-size literal from canonicalization).
 bool isSplat(const Tensor& t) {
   size_t es = dtypeSize(t.dtype());
@@ -237,12 +243,17 @@ struct LaneProgram::Input {
   bool direct;
   std::vector<int64_t> strides; // per dim of the group shape, in elements (0: broadcast)
   int uniform = -1; // one value for every element: its block in uniform_, filled per run
+  int64_t bytes = 0;
 };
 
 struct LaneProgram::Output {
   int slot;
   int64_t id;
   bool isBool;
+  int64_t bytes;
+  // Computed straight into the output buffer: f32, and (this run) overlapping no input, so
+  // no later block reads what it overwrites. Else stored from its slot at the block's end.
+  bool inPlace = false;
 };
 
 struct LaneProgram::Ins {
@@ -259,6 +270,7 @@ LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, i
     int s = slots_++;
     slotOf_[v] = s;
     Input in{s, a.num.id(v), v->type().dtype == DType::I1, false, {}};
+    in.bytes = v->type().bytes();
     in.direct = !in.isBool && v->type().shape == shape_;
     const Shape& vs = v->type().shape;
     if (vs.size() > shape_.size())
@@ -283,7 +295,8 @@ LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, i
     slotOf_[op->result(0)] = dst;
     code_.push_back(instruction(*op, dst, src, a));
     if (a.stored(op->result(0)))
-      outputs_.push_back({dst, a.num.id(op->result(0)), op->result(0)->type().dtype == DType::I1});
+      outputs_.push_back({dst, a.num.id(op->result(0)), op->result(0)->type().dtype == DType::I1,
+                          op->result(0)->type().bytes()});
   }
 }
 
@@ -294,6 +307,14 @@ int LaneProgram::slot(const Value* v) const {
 }
 
 void LaneProgram::prepare(const ExecContext& ctx) {
+  for (Output& o : outputs_) {
+    const uint8_t* out = ctx.ptr[static_cast<size_t>(o.id)];
+    o.inPlace = !o.isBool;
+    for (const Input& in : inputs_) {
+      const uint8_t* p = ctx.ptr[static_cast<size_t>(in.id)];
+      if (p < out + o.bytes && out < p + in.bytes) o.inPlace = false;
+    }
+  }
   uniform_.resize(static_cast<size_t>(uniforms_ * block_));
   for (const Input& in : inputs_)
     if (in.uniform >= 0) {
@@ -360,8 +381,11 @@ void LaneProgram::load(const ExecContext& ctx, const Input& in, int64_t p0, int6
     }
     off += j * innerStride;
     if (in.isBool) {
-      for (int64_t i = 0; i < cnt; ++i)
-        dst[i] = base[off + i * innerStride] ? 1.0f : 0.0f;
+      if (innerStride == 1)
+        boolsToFloats(dst, base + off, cnt);
+      else
+        for (int64_t i = 0; i < cnt; ++i)
+          dst[i] = base[off + i * innerStride] ? 1.0f : 0.0f;
     } else {
       const float* src = reinterpret_cast<const float*>(base) + off;
       if (innerStride == 0)
@@ -384,10 +408,14 @@ void LaneProgram::evalBlock(const ExecContext& ctx, int64_t p0, int64_t len, flo
     slots[s] = scratch + static_cast<size_t>(s) * block_;
   for (const Input& in : inputs_)
     load(ctx, in, p0, len, scratch + static_cast<size_t>(in.slot) * block_, slots);
+  for (const Output& o : outputs_)
+    if (o.inPlace)
+      slots[o.slot] = reinterpret_cast<float*>(ctx.ptr[static_cast<size_t>(o.id)]) + p0;
   for (const Ins& i : code_)
     runIns(i.opc, slots[i.dst], slots[i.a], i.b >= 0 ? slots[i.b] : nullptr,
            i.c >= 0 ? slots[i.c] : nullptr, len);
   for (const Output& o : outputs_) {
+    if (o.inPlace) continue;
     uint8_t* out = ctx.ptr[static_cast<size_t>(o.id)];
     const float* s = slots[o.slot];
     if (o.isBool)
