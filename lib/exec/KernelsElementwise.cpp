@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <omp.h>
@@ -308,11 +309,12 @@ int LaneProgram::slot(const Value* v) const {
 
 void LaneProgram::prepare(const ExecContext& ctx) {
   for (Output& o : outputs_) {
-    const uint8_t* out = ctx.ptr[static_cast<size_t>(o.id)];
+    auto out = reinterpret_cast<uintptr_t>(ctx.ptr[static_cast<size_t>(o.id)]);
     o.inPlace = !o.isBool;
     for (const Input& in : inputs_) {
-      const uint8_t* p = ctx.ptr[static_cast<size_t>(in.id)];
-      if (p < out + o.bytes && out < p + in.bytes) o.inPlace = false;
+      auto p = reinterpret_cast<uintptr_t>(ctx.ptr[static_cast<size_t>(in.id)]);
+      if (p < out + static_cast<uintptr_t>(o.bytes) && out < p + static_cast<uintptr_t>(in.bytes))
+        o.inPlace = false;
     }
   }
   uniform_.resize(static_cast<size_t>(uniforms_ * block_));
