@@ -317,6 +317,11 @@ void LaneProgram::prepare(const ExecContext& ctx) {
         o.inPlace = false;
     }
   }
+  size_t threads = static_cast<size_t>(std::max(ctx.threads, 1)),
+         slots = static_cast<size_t>(slots_);
+  if (scratch_.size() < threads * slots * static_cast<size_t>(block_))
+    scratch_.assign(threads * slots * static_cast<size_t>(block_), 0.0f);
+  if (slotPtrs_.size() < threads * slots) slotPtrs_.assign(threads * slots, nullptr);
   uniform_.resize(static_cast<size_t>(uniforms_ * block_));
   for (const Input& in : inputs_)
     if (in.uniform >= 0) {
@@ -404,8 +409,10 @@ void LaneProgram::load(const ExecContext& ctx, const Input& in, int64_t p0, int6
   }
 }
 
-void LaneProgram::evalBlock(const ExecContext& ctx, int64_t p0, int64_t len, float* scratch,
-                            float** slots) const {
+float* const* LaneProgram::evalBlock(const ExecContext& ctx, int64_t p0, int64_t len, int thread) {
+  float* scratch = scratch_.data() + static_cast<size_t>(thread) * static_cast<size_t>(slots_) *
+                                         static_cast<size_t>(block_);
+  float** slots = slotPtrs_.data() + static_cast<size_t>(thread) * static_cast<size_t>(slots_);
   for (int s = 0; s < slots_; ++s)
     slots[s] = scratch + static_cast<size_t>(s) * block_;
   for (const Input& in : inputs_)
@@ -426,6 +433,7 @@ void LaneProgram::evalBlock(const ExecContext& ctx, int64_t p0, int64_t len, flo
     else
       std::memcpy(reinterpret_cast<float*>(out) + p0, s, static_cast<size_t>(len) * 4);
   }
+  return slots;
 }
 
 namespace {
@@ -439,25 +447,17 @@ public:
     if (n_ == 0) return;
     int64_t blocks = (n_ + kBlock - 1) / kBlock;
     int threads = n_ >= kParallelMin ? static_cast<int>(std::min<int64_t>(ctx.threads, blocks)) : 1;
-    size_t per = static_cast<size_t>(prog_.slots()) * kBlock;
-    if (scratch_.size() < threads * per) scratch_.assign(threads * per, 0.0f);
-    if (slotPtrs_.size() < static_cast<size_t>(threads * prog_.slots()))
-      slotPtrs_.assign(static_cast<size_t>(threads * prog_.slots()), nullptr);
     prog_.prepare(ctx);
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (int64_t blk = 0; blk < blocks; ++blk) {
       int t = omp_get_thread_num();
-      prog_.evalBlock(ctx, blk * kBlock, std::min(kBlock, n_ - blk * kBlock),
-                      scratch_.data() + static_cast<size_t>(t) * per,
-                      slotPtrs_.data() + static_cast<size_t>(t * prog_.slots()));
+      prog_.evalBlock(ctx, blk * kBlock, std::min(kBlock, n_ - blk * kBlock), t);
     }
   }
 
 private:
   LaneProgram prog_;
   int64_t n_;
-  std::vector<float> scratch_;
-  std::vector<float*> slotPtrs_;
 };
 
 } // namespace

@@ -172,17 +172,11 @@ public:
       return;
     }
     if (prologue_) {
-      size_t per = static_cast<size_t>(prologue_->slots()) * static_cast<size_t>(n_);
-      if (scratch_.size() < t * per) scratch_.assign(t * per, 0.0f);
-      if (slotPtrs_.size() < static_cast<size_t>(t * prologue_->slots()))
-        slotPtrs_.assign(static_cast<size_t>(t * prologue_->slots()), nullptr);
       prologue_->prepare(ctx);
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
       for (int64_t r = 0; r < rows; ++r) {
         int me = omp_get_thread_num();
-        float** slots = slotPtrs_.data() + static_cast<size_t>(me * prologue_->slots());
-        prologue_->evalBlock(ctx, r * n_, n_, scratch_.data() + static_cast<size_t>(me) * per,
-                             slots);
+        float* const* slots = prologue_->evalBlock(ctx, r * n_, n_, me);
         if (norm)
           layerNormRow(slots[xSlot_], y + r * n_, n_, eps_, scale, bias);
         else
@@ -221,8 +215,6 @@ private:
   std::unique_ptr<PrefixMask> masked_;
   std::unique_ptr<LaneProgram> prologue_;
   int xSlot_ = -1;
-  std::vector<float> scratch_;
-  std::vector<float*> slotPtrs_;
   std::string kind_;
   int64_t outer_ = 1, n_ = 1, inner_ = 1;
   float eps_ = 0;

@@ -147,20 +147,13 @@ private:
   // `take(chunk, offset in the range, length)`.
   template <class F>
   void produce(const ExecContext& ctx, int me, int64_t p, int64_t len, F&& take) {
-    size_t per = static_cast<size_t>(prologue_->slots()) * kChunk;
-    float** slots = slotPtrs_.data() + static_cast<size_t>(me * prologue_->slots());
     for (int64_t j = 0; j < len; j += kChunk) {
       int64_t c = std::min(kChunk, len - j);
-      prologue_->evalBlock(ctx, p + j, c, scratch_.data() + static_cast<size_t>(me) * per, slots);
-      take(slots[xSlot_], j, c);
+      take(prologue_->evalBlock(ctx, p + j, c, me)[xSlot_], j, c);
     }
   }
 
   void withPrologue(ExecContext& ctx, float* y, float scale, int t) {
-    size_t per = static_cast<size_t>(prologue_->slots()) * kChunk;
-    if (scratch_.size() < t * per) scratch_.assign(t * per, 0.0f);
-    if (slotPtrs_.size() < static_cast<size_t>(t * prologue_->slots()))
-      slotPtrs_.assign(static_cast<size_t>(t * prologue_->slots()), nullptr);
     prologue_->prepare(ctx);
     if (mode_ == Mode::Rows) {
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
@@ -224,8 +217,6 @@ private:
   int64_t x_ = -1, y_ = -1;
   std::unique_ptr<LaneProgram> prologue_;
   int xSlot_ = -1;
-  std::vector<float> scratch_;
-  std::vector<float*> slotPtrs_;
 };
 
 } // namespace

@@ -27,12 +27,12 @@ public:
   int64_t block() const { return block_; }
   // The slot holding value `v` (an input or an op result) after evalBlock.
   int slot(const Value* v) const;
-  // Once per run, before any evalBlock: fills the blocks of single-value inputs.
+  // Once per run, before any evalBlock: fills the blocks of single-value inputs and sizes
+  // the working blocks of ctx.threads threads.
   void prepare(const ExecContext& ctx);
-  // Elements [p0, p0 + len) (len <= block): `scratch` holds slots() * block floats and
-  // `slots` slots() pointers, both owned by the calling thread.
-  void evalBlock(const ExecContext& ctx, int64_t p0, int64_t len, float* scratch,
-                 float** slots) const;
+  // Elements [p0, p0 + len) (len <= block) on the working blocks of thread `thread`
+  // (< ctx.threads); returns where each slot's values are.
+  float* const* evalBlock(const ExecContext& ctx, int64_t p0, int64_t len, int thread);
 
 private:
   struct Input;
@@ -50,6 +50,8 @@ private:
   std::vector<Ins> code_;
   std::vector<Output> outputs_;
   std::vector<float> uniform_;
+  std::vector<float> scratch_;   // slots() blocks per thread
+  std::vector<float*> slotPtrs_; // slots() pointers per thread
 };
 
 } // namespace shardc
