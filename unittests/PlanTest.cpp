@@ -249,4 +249,49 @@ func @attn(input %s: f32[2,3,16,16], input %m: i1[1,1,16,16]) -> (y: f32[2,3,16,
   }
 }
 
+// A one-hot mask as cross-entropy builds it: iota compared with integer labels, counted in
+// the loop that reads it (not a constant); labels outside the row, past 2^24 and negative
+// included, match no index, as in the interpreter. A small iota is a constant read as
+// integers; a large one that is also a result is stored as integers.
+TEST(PlanTest, OneHotFromIotaMatchesTheInterpreter) {
+  Planned p = plan(R"(
+func @onehot(input %t: i64[64,1], input %u: i32[1,4096], input %x: f32[64,4096]) -> (s: f32[64], c: f32[4096], k: i64[64,4096]) {
+  %i = iota() {axis = 1, dtype = i64, shape = [64, 4096]} : i64[64,4096]
+  %m = compare(%i, %t) {direction = "eq"} : i1[64,4096]
+  %z = constant() {value = dense<f32[], [0.0]>} : f32[]
+  %w = where(%m, %x, %z) : f32[64,4096]
+  %s = reduce_sum(%w) {axes = [1], keepdims = false} : f32[64]
+  %j = iota() {axis = 0, dtype = i32, shape = [64, 4096]} : i32[64,4096]
+  %l = compare(%u, %j) {direction = "lt"} : i1[64,4096]
+  %v = where(%l, %x, %z) : f32[64,4096]
+  %c = reduce_sum(%v) {axes = [0], keepdims = false} : f32[4096]
+  %k = iota() {axis = 0, dtype = i64, shape = [64, 4096]} : i64[64,4096]
+  return %s, %c, %k
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_EQ(checkPlan(p.plan, p.f()), "");
+  EXPECT_TRUE(p.plan.referenceOps().empty());
+  for (const char* v : {"i", "m", "w", "l", "v"})
+    EXPECT_EQ(p.value(v).home, ValueHome::Fused) << v;
+  EXPECT_EQ(p.value("j").home, ValueHome::Constant); // 1 MiB of i32
+  EXPECT_EQ(p.value("k").home, ValueHome::Result);
+  std::vector<Tensor> args;
+  for (size_t a = 0; a < 3; ++a)
+    args.emplace_back(p.f().argument(a)->type());
+  const int64_t odd[] = {-100, 4095, 0, (int64_t(1) << 40) + 3, (int64_t(1) << 24) + 1, 4096};
+  for (int64_t r = 0; r < 64; ++r)
+    args[0].setInt(r, r < 6 ? odd[r] : (r * 613) % 4096);
+  for (int64_t k = 0; k < 4096; ++k)
+    args[1].setInt(k, k % 7 == 0 ? -5 : (k * 31) % 70);
+  for (int64_t k = 0; k < args[2].numel(); ++k)
+    args[2].setDouble(k, 0.25 * static_cast<double>((k * 13) % 17) - 2);
+  std::vector<Tensor> want = interpret(p.f(), args);
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  std::vector<Tensor> scale = interpret(p.f(), absoluteValues(args));
+  EXPECT_TRUE(nearReference(got[0], want[0], scale[0]));
+  EXPECT_TRUE(nearReference(got[1], want[1], scale[1]));
+  EXPECT_TRUE(got[2].identical(want[2]));
+}
+
 } // namespace

@@ -204,6 +204,14 @@ CompileResult compileModel(const CompileOptions& o) {
     pef.outputs.push_back({r.name, r.value->type()});
     pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
   }
+  // The last pass on the program the PEF runs (after any CSE, which would undo it).
+  auto rematerializeForPlan = [&](Function& program) {
+    if (o.estimateOnly || !rematerialize(program)) return;
+    log.line("pass rematerialize: " + std::to_string(program.ops().size()) + " ops");
+    if (&program != &f) return; // the debug dumps show the unpartitioned program
+    ++step;
+    dump("rematerialize");
+  };
   std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
   // The executable plan of the program the PEF runs (not needed for an estimate), then the
   // cost model's estimate of one step, whose activations are the plan's arena, constants and
@@ -243,6 +251,7 @@ CompileResult compileModel(const CompileOptions& o) {
     Function& local = *part.program.module->functions()[0];
     for (const char* passName : {"cse", "dce"})
       findPass(passName)->run(local);
+    rematerializeForPlan(local);
     for (const MeshAxis& a : part.plan.mesh().axes())
       pef.mesh.emplace_back(a.name, a.size);
     PefProgram prog;
@@ -272,6 +281,7 @@ CompileResult compileModel(const CompileOptions& o) {
     if (o.debug) artifacts.emplace_back(name + ".origins.txt", printShardingOrigins(f, part.plan));
     planAndEstimate(local, part.plan.mesh());
   } else {
+    rematerializeForPlan(f);
     pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}, {}});
     planAndEstimate(f, Mesh());
   }

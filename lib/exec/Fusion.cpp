@@ -276,8 +276,25 @@ private:
 
 } // namespace
 
+bool isLaneIota(const Op& op) {
+  if (op.name() != "iota" || op.result(0)->type().rank() == 0) return false;
+  const TensorType& t = op.result(0)->type();
+  int64_t axis = *normalizeAxis(op.attrs().getInt("axis"), t.rank());
+  return (t.dtype == DType::F32 || t.dtype == DType::I32 || t.dtype == DType::I64) &&
+         t.shape[static_cast<size_t>(axis)] <= kMaxExactIndex;
+}
+
 bool isLaneOp(const Op& op) {
+  if (isLaneIota(op)) return true;
   if (!kLaneOps.count(op.name()) || op.numResults() != 1) return false;
+  if (op.name() == "compare" && isInteger(op.operand(0)->type().dtype) &&
+      isInteger(op.operand(1)->type().dtype)) {
+    // Integers compared with an index: in f32 the index is exact and rounding the other
+    // side keeps its order, so the comparison is exact.
+    for (const Value* v : op.operands())
+      if (const Op* d = v->definingOp(); d && isLaneIota(*d)) return true;
+    return false;
+  }
   if (!laneType(op.result(0)->type().dtype)) return false;
   for (const Value* v : op.operands())
     if (!laneType(v->type().dtype)) return false;

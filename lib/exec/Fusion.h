@@ -13,8 +13,11 @@ class Function;
 class Op;
 
 // Ops computed per element on f32 (and i1) lanes: unary and binary arithmetic, compare,
-// where, casts between them, gelu, and broadcast (an index map).
+// where, casts between them, gelu, broadcast (an index map), iota (an index, exact in f32
+// up to kMaxExactIndex), and a compare of integers with such an iota (one-hot masks).
 bool isLaneOp(const Op& op);
+bool isLaneIota(const Op& op);
+constexpr int64_t kMaxExactIndex = int64_t(1) << 24;
 
 struct KernelGroup {
   std::string kernel;       // "fused_elementwise", "matmul", or the single op's name

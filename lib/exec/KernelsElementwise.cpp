@@ -59,7 +59,8 @@ enum class Opc : uint8_t {
   Gt,
   Ge,
   Where,
-  ToBool
+  ToBool,
+  Iota // the element's index along one dim (Ins::stride, Ins::dim)
 };
 
 const std::map<std::string, Opc> kUnary = {
@@ -169,21 +170,30 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
     for (int64_t i = 0; i < n; ++i)
       d[i] = a[i] * a[i] * a[i];
     break;
+  // Operands read into locals first: the vectorizer then blends instead of masking loads.
   case Opc::Max: // NaN propagates
-    for (int64_t i = 0; i < n; ++i)
-      d[i] = a[i] != a[i] ? a[i] : (b[i] != b[i] ? b[i] : (a[i] > b[i] ? a[i] : b[i]));
+    for (int64_t i = 0; i < n; ++i) {
+      float x = a[i], y = b[i];
+      d[i] = x != x ? x : (y != y ? y : (x > y ? x : y));
+    }
     break;
   case Opc::Min:
-    for (int64_t i = 0; i < n; ++i)
-      d[i] = a[i] != a[i] ? a[i] : (b[i] != b[i] ? b[i] : (a[i] < b[i] ? a[i] : b[i]));
+    for (int64_t i = 0; i < n; ++i) {
+      float x = a[i], y = b[i];
+      d[i] = x != x ? x : (y != y ? y : (x < y ? x : y));
+    }
     break;
   case Opc::And:
-    for (int64_t i = 0; i < n; ++i)
-      d[i] = a[i] != 0 && b[i] != 0 ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      float x = a[i], y = b[i];
+      d[i] = (x != 0) & (y != 0) ? 1.0f : 0.0f;
+    }
     break;
   case Opc::Or:
-    for (int64_t i = 0; i < n; ++i)
-      d[i] = a[i] != 0 || b[i] != 0 ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      float x = a[i], y = b[i];
+      d[i] = (x != 0) | (y != 0) ? 1.0f : 0.0f;
+    }
     break;
   case Opc::Eq:
     for (int64_t i = 0; i < n; ++i)
@@ -209,15 +219,53 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
     for (int64_t i = 0; i < n; ++i)
       d[i] = a[i] >= b[i] ? 1.0f : 0.0f;
     break;
-  case Opc::Where:
-    for (int64_t i = 0; i < n; ++i)
-      d[i] = a[i] != 0 ? b[i] : c[i];
+  case Opc::Where: // locals, as for Max
+    for (int64_t i = 0; i < n; ++i) {
+      float t = b[i], f = c[i];
+      d[i] = a[i] != 0 ? t : f;
+    }
     break;
   case Opc::ToBool:
     for (int64_t i = 0; i < n; ++i)
       d[i] = a[i] != 0 ? 1.0f : 0.0f;
     break;
+  case Opc::Iota: // evalBlock counts it
+    break;
   }
+}
+
+// Elements [p0, p0 + n) of an iota whose dim has `dim` entries `stride` elements apart, in
+// runs: counting ones along the last dim, constant ones along an outer dim.
+SHARDC_VECTOR_CLONES void countIndex(float* d, int64_t p0, int64_t n, int64_t stride, int64_t dim) {
+  int64_t q = (p0 / stride) % dim, r = p0 % stride;
+  for (int64_t i = 0; i < n;) {
+    if (stride == 1) {
+      // A block is far shorter than 2^31: 32-bit counts convert in vector registers.
+      auto cnt = static_cast<int32_t>(std::min(dim - q, n - i));
+      float from = static_cast<float>(q);
+      float* run = d + i;
+#pragma omp simd
+      for (int32_t j = 0; j < cnt; ++j)
+        run[j] = from + static_cast<float>(j);
+      i += cnt;
+      q = (q + cnt) % dim;
+    } else {
+      int64_t cnt = std::min(stride - r, n - i);
+      std::fill_n(d + i, cnt, static_cast<float>(q));
+      i += cnt;
+      r += cnt;
+      if (r == stride) {
+        r = 0;
+        q = (q + 1) % dim;
+      }
+    }
+  }
+}
+
+// An integer value as f32 (rounded to nearest; exact below 2^24).
+float intAt(const uint8_t* base, DType t, int64_t i) {
+  return t == DType::I64 ? static_cast<float>(reinterpret_cast<const int64_t*>(base)[i])
+                         : static_cast<float>(reinterpret_cast<const int32_t*>(base)[i]);
 }
 
 SHARDC_VECTOR_CLONES void boolsToFloats(float* __restrict d, const uint8_t* __restrict b,
@@ -236,11 +284,12 @@ bool isSplat(const Tensor& t) {
 
 } // namespace
 
-// A group input: read in place (its shape is the group's, f32) or gathered per block.
+// A group input: read in place (its shape is the group's, f32) or gathered per block
+// (converted to f32 when i1 or an integer compared with an index).
 struct LaneProgram::Input {
   int slot;
   int64_t id;
-  bool isBool;
+  DType dtype;
   bool direct;
   std::vector<int64_t> strides; // per dim of the group shape, in elements (0: broadcast)
   int uniform = -1; // one value for every element: its block in uniform_, filled per run
@@ -250,7 +299,7 @@ struct LaneProgram::Input {
 struct LaneProgram::Output {
   int slot;
   int64_t id;
-  bool isBool;
+  DType dtype; // f32, i1, or an integer iota's
   int64_t bytes;
   // Computed straight into the output buffer: f32, and (this run) overlapping no input, so
   // no later block reads what it overwrites. Else stored from its slot at the block's end.
@@ -260,6 +309,7 @@ struct LaneProgram::Output {
 struct LaneProgram::Ins {
   Opc opc;
   int dst, a = -1, b = -1, c = -1;
+  int64_t stride = 1, dim = 1; // Iota
 };
 
 LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, int64_t block)
@@ -270,9 +320,9 @@ LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, i
     if (it != slotOf_.end()) return it->second;
     int s = slots_++;
     slotOf_[v] = s;
-    Input in{s, a.num.id(v), v->type().dtype == DType::I1, false, {}};
+    Input in{s, a.num.id(v), v->type().dtype, false, {}};
     in.bytes = v->type().bytes();
-    in.direct = !in.isBool && v->type().shape == shape_;
+    in.direct = in.dtype == DType::F32 && v->type().shape == shape_;
     const Shape& vs = v->type().shape;
     if (vs.size() > shape_.size())
       throw Error("elementwise step: operand " + v->type().str() + " is larger than the group");
@@ -292,11 +342,17 @@ LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, i
     std::vector<int> src;
     for (const Value* v : op->operands())
       src.push_back(inputSlot(v));
-    int dst = slots_++;
+    int dst = slots_;
+    Ins ins = instruction(*op, dst, src, a);
+    if (ins.opc == Opc::Copy && !a.stored(op->result(0))) {
+      slotOf_[op->result(0)] = ins.a; // a broadcast or a cast that changes no lane: no copy
+      continue;
+    }
+    ++slots_;
     slotOf_[op->result(0)] = dst;
-    code_.push_back(instruction(*op, dst, src, a));
+    code_.push_back(ins);
     if (a.stored(op->result(0)))
-      outputs_.push_back({dst, a.num.id(op->result(0)), op->result(0)->type().dtype == DType::I1,
+      outputs_.push_back({dst, a.num.id(op->result(0)), op->result(0)->type().dtype,
                           op->result(0)->type().bytes()});
   }
 }
@@ -310,7 +366,7 @@ int LaneProgram::slot(const Value* v) const {
 void LaneProgram::prepare(const ExecContext& ctx) {
   for (Output& o : outputs_) {
     auto out = reinterpret_cast<uintptr_t>(ctx.ptr[static_cast<size_t>(o.id)]);
-    o.inPlace = !o.isBool;
+    o.inPlace = o.dtype == DType::F32;
     for (const Input& in : inputs_) {
       auto p = reinterpret_cast<uintptr_t>(ctx.ptr[static_cast<size_t>(in.id)]);
       if (p < out + static_cast<uintptr_t>(o.bytes) && out < p + static_cast<uintptr_t>(in.bytes))
@@ -326,7 +382,9 @@ void LaneProgram::prepare(const ExecContext& ctx) {
   for (const Input& in : inputs_)
     if (in.uniform >= 0) {
       const uint8_t* p = ctx.ptr[static_cast<size_t>(in.id)];
-      float v = in.isBool ? (p[0] ? 1.0f : 0.0f) : *reinterpret_cast<const float*>(p);
+      float v = in.dtype == DType::I1    ? (p[0] ? 1.0f : 0.0f)
+                : in.dtype == DType::F32 ? *reinterpret_cast<const float*>(p)
+                                         : intAt(p, in.dtype, 0);
       std::fill_n(uniform_.begin() + in.uniform * block_, block_, v);
     }
 }
@@ -334,6 +392,14 @@ void LaneProgram::prepare(const ExecContext& ctx) {
 LaneProgram::Ins LaneProgram::instruction(const Op& op, int dst, const std::vector<int>& src,
                                           const BindArgs& a) {
   const std::string& name = op.name();
+  if (name == "iota") {
+    size_t axis = static_cast<size_t>(*normalizeAxis(op.attrs().getInt("axis"), shape_.size()));
+    Ins ins{Opc::Iota, dst};
+    ins.dim = shape_[axis];
+    for (size_t d = axis + 1; d < shape_.size(); ++d)
+      ins.stride *= shape_[d];
+    return ins;
+  }
   if (auto it = kUnary.find(name); it != kUnary.end()) return {it->second, dst, src[0]};
   if (name == "gelu")
     return {op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanh : Opc::GeluErf, dst,
@@ -387,18 +453,23 @@ void LaneProgram::load(const ExecContext& ctx, const Input& in, int64_t p0, int6
       r /= shape_[d];
     }
     off += j * innerStride;
-    if (in.isBool) {
+    if (innerStride == 0) {
+      float v = in.dtype == DType::I1    ? (base[off] ? 1.0f : 0.0f)
+                : in.dtype == DType::F32 ? reinterpret_cast<const float*>(base)[off]
+                                         : intAt(base, in.dtype, off);
+      std::fill_n(dst, cnt, v);
+    } else if (in.dtype == DType::I1) {
       if (innerStride == 1)
         boolsToFloats(dst, base + off, cnt);
       else
         for (int64_t i = 0; i < cnt; ++i)
           dst[i] = base[off + i * innerStride] ? 1.0f : 0.0f;
+    } else if (in.dtype != DType::F32) {
+      for (int64_t i = 0; i < cnt; ++i)
+        dst[i] = intAt(base, in.dtype, off + i * innerStride);
     } else {
       const float* src = reinterpret_cast<const float*>(base) + off;
-      if (innerStride == 0)
-        for (int64_t i = 0; i < cnt; ++i)
-          dst[i] = src[0];
-      else if (innerStride == 1)
+      if (innerStride == 1)
         std::memcpy(dst, src, static_cast<size_t>(cnt) * sizeof(float));
       else
         for (int64_t i = 0; i < cnt; ++i)
@@ -421,15 +492,24 @@ float* const* LaneProgram::evalBlock(const ExecContext& ctx, int64_t p0, int64_t
     if (o.inPlace)
       slots[o.slot] = reinterpret_cast<float*>(ctx.ptr[static_cast<size_t>(o.id)]) + p0;
   for (const Ins& i : code_)
-    runIns(i.opc, slots[i.dst], slots[i.a], i.b >= 0 ? slots[i.b] : nullptr,
-           i.c >= 0 ? slots[i.c] : nullptr, len);
+    if (i.opc == Opc::Iota)
+      countIndex(slots[i.dst], p0, len, i.stride, i.dim);
+    else
+      runIns(i.opc, slots[i.dst], slots[i.a], i.b >= 0 ? slots[i.b] : nullptr,
+             i.c >= 0 ? slots[i.c] : nullptr, len);
   for (const Output& o : outputs_) {
     if (o.inPlace) continue;
     uint8_t* out = ctx.ptr[static_cast<size_t>(o.id)];
     const float* s = slots[o.slot];
-    if (o.isBool)
+    if (o.dtype == DType::I1)
       for (int64_t i = 0; i < len; ++i)
         out[p0 + i] = s[i] != 0;
+    else if (o.dtype == DType::I64)
+      for (int64_t i = 0; i < len; ++i)
+        reinterpret_cast<int64_t*>(out)[p0 + i] = static_cast<int64_t>(s[i]);
+    else if (o.dtype == DType::I32)
+      for (int64_t i = 0; i < len; ++i)
+        reinterpret_cast<int32_t*>(out)[p0 + i] = static_cast<int32_t>(s[i]);
     else
       std::memcpy(reinterpret_cast<float*>(out) + p0, s, static_cast<size_t>(len) * 4);
   }

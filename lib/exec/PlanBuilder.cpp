@@ -19,7 +19,8 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 // Ops on constants are folded when the plan is bound, unless they would keep a large buffer
-// alive that a kernel can produce on the fly (a broadcast of a scalar to a gradient's shape).
+// alive that a kernel can produce on the fly (a broadcast of a scalar to a gradient's shape,
+// an iota counted in the loop that reads it).
 constexpr int64_t kMaxFoldedBytes = int64_t(1) << 20;
 
 int64_t alignUp(int64_t n) {
@@ -110,7 +111,7 @@ private:
       bool c = !op.def().communicates;
       for (const Value* v : op.operands())
         c = c && at(v).home == ValueHome::Constant;
-      if (c && op.numOperands() > 0)
+      if (c && (op.numOperands() > 0 || isLaneIota(op)))
         for (size_t r = 0; r < op.numResults(); ++r)
           c = c && op.result(r)->type().bytes() <= kMaxFoldedBytes;
       if (!c) continue;

@@ -56,6 +56,7 @@ std::optional<int64_t> contiguousBlock(const Shape& shape, const std::vector<int
 } // namespace
 
 std::vector<int64_t> viewOffsets(const Op& op) {
+  if (op.numOperands() == 0) return {};
   const TensorType& in = op.operand(0)->type();
   size_t es = dtypeSize(in.dtype);
   if (op.name() == "reshape") return {0};

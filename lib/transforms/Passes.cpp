@@ -9,6 +9,10 @@ const std::vector<PassInfo>& allPasses() {
       {"cse", "merge identical ops", eliminateCommonSubexpressions},
       {"raise-gelu", "replace GELU's tanh approximation spelled out in elementwise ops by gelu",
        raiseGelu},
+      {"rematerialize",
+       "recompute large elementwise values made from iotas and much smaller operands in each "
+       "reader instead of storing them",
+       rematerialize},
   };
   return passes;
 }

@@ -284,8 +284,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("shardc-opt ") + kShardcVersion);
   Options o;
   app.add_option("input", o.input, "text IR file, or - for stdin");
-  app.add_option("-p,--passes", o.passes,
-                 "comma-separated passes to run in order: verify, canonicalize, dce, cse, raise-gelu");
+  app.add_option(
+      "-p,--passes", o.passes,
+      "comma-separated passes to run in order: verify, canonicalize, dce, cse, raise-gelu, "
+      "rematerialize");
   app.add_option("-o,--output", o.output, "write the resulting IR here instead of stdout");
   app.add_flag("--verify-diagnostics", o.verifyDiagnostics,
                "check errors against the file's // expected-error {{...}} comments");

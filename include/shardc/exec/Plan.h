@@ -9,8 +9,8 @@
 //   Argument  the buffer of argument `base` (an input, a parameter or optimizer state); a
 //             tied result written in place into its argument's buffer is one;
 //   View      bytes of value `base` starting at byte `offset` (reshape; contiguous slices);
-//   Constant  computed once when the plan is bound (constants, iota, and ops on constants
-//             only, e.g. a causal mask), kept for every step;
+//   Constant  computed once when the plan is bound (constants, small iotas, and small ops on
+//             constants only, e.g. a causal mask), kept for every step;
 //   Fused     never stored: an intermediate of a fused kernel that no other step reads;
 //   Result    the output buffer of untied function result `base` (counting untied results
 //             only), which the caller reads after the step: no copy out.

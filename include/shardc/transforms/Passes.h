@@ -29,5 +29,9 @@ bool eliminateDeadCode(Function& f);
 bool raiseGelu(Function& f);
 // Replaces an op by an earlier identical one (same op, operands, attributes).
 bool eliminateCommonSubexpressions(Function& f);
+// Gives each reader of a large elementwise value built only from iotas and much smaller
+// operands (a one-hot mask) its own copy of the ops that make it, so no kernel stores it.
+// The last pass before the executable plan: CSE would merge the copies again.
+bool rematerialize(Function& f);
 
 } // namespace shardc
