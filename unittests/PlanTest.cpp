@@ -294,4 +294,34 @@ func @onehot(input %t: i64[64,1], input %u: i32[1,4096], input %x: f32[64,4096])
   EXPECT_TRUE(got[2].identical(want[2]));
 }
 
+// Attention's head permutes: the matmuls read q, k and v through permuted strides and store
+// the heads merged back, so no transpose runs as a step of its own.
+TEST(PlanTest, MatmulsReadAndWritePermutedHeads) {
+  Planned p = plan(R"(
+func @heads(input %q: f32[2,16,4,8], input %k: f32[2,16,4,8], input %v: f32[2,16,4,8]) -> (y: f32[2,16,4,8]) {
+  %qt = transpose(%q) {perm = [0, 2, 1, 3]} : f32[2,4,16,8]
+  %kt = transpose(%k) {perm = [0, 2, 3, 1]} : f32[2,4,8,16]
+  %s = matmul(%qt, %kt) : f32[2,4,16,16]
+  %vt = transpose(%v) {perm = [0, 2, 1, 3]} : f32[2,4,16,8]
+  %o = matmul(%s, %vt) : f32[2,4,16,8]
+  %y = transpose(%o) {perm = [0, 2, 1, 3]} : f32[2,16,4,8]
+  return %y
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_EQ(checkPlan(p.plan, p.f()), "");
+  ASSERT_EQ(p.plan.steps.size(), 2u) << describePlan(p.plan, p.f());
+  EXPECT_EQ(p.plan.steps[0].ops.size(), 3u);
+  EXPECT_EQ(p.plan.steps[1].ops.size(), 3u);
+  std::vector<Tensor> args;
+  for (size_t a = 0; a < 3; ++a) {
+    args.emplace_back(p.f().argument(a)->type());
+    for (int64_t i = 0; i < args.back().numel(); ++i)
+      args.back().setDouble(i, 0.1 * static_cast<double>((i * (5 + 2 * a)) % 23) - 1);
+  }
+  std::vector<Tensor> want = interpret(p.f(), args);
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  EXPECT_TRUE(nearReference(got[0], want[0], interpret(p.f(), absoluteValues(args))[0]));
+}
+
 } // namespace

@@ -60,6 +60,16 @@ bool swapsLastTwo(const Op& t) {
   return perm[n - 2] == static_cast<int64_t>(n - 1) && perm[n - 1] == static_cast<int64_t>(n - 2);
 }
 
+// A transpose a matmul reads (or writes) through strides: the source's innermost dim stays
+// one of the last two, so each matrix keeps a unit stride (oneDNN's GEMM needs one).
+bool keepsInnerDim(const Op& t) {
+  const auto& perm = t.attrs().getInts("perm");
+  size_t n = perm.size();
+  if (n < 2) return false;
+  int64_t inner = static_cast<int64_t>(n - 1);
+  return perm[n - 1] == inner || perm[n - 2] == inner;
+}
+
 class GroupFormer {
 public:
   GroupFormer(const Function& f, const std::vector<const Op*>& ops,
@@ -204,14 +214,17 @@ private:
       if (axes.size() != batch || axes[i] != static_cast<int64_t>(i)) return false;
     const Value *a = mm.operand(0), *b = mm.operand(1);
     int64_t t = producer(a);
-    if (t < 0 || groupOf_[static_cast<size_t>(t)] != g) return false; // not a folded transpose
+    if (t < 0 || groupOf_[static_cast<size_t>(t)] != g ||
+        !swapsLastTwo(*ops_[static_cast<size_t>(t)]))
+      return false; // not a folded transpose of the last two dims
     return a->type().shape.size() == out.size() && b->type().shape.size() == out.size() &&
            std::equal(out.begin(), out.end() - 2, a->type().shape.begin()) &&
            std::equal(out.begin(), out.end() - 2, b->type().shape.begin());
   }
 
-  // A matmul takes a transpose of the last two dims of an operand (read with strides) and a
-  // chain of elementwise ops on its result (bias, activation, residual add) into its kernel.
+  // A matmul takes the transposes of its operands (read with strides), and either a transpose
+  // of its result that keeps the last dim (stored with strides) or a chain of elementwise ops
+  // on it (bias, activation, residual add), into its kernel.
   void fuseMatmul(int64_t m) {
     const Op& mm = *ops_[static_cast<size_t>(m)];
     if (mm.result(0)->type().dtype != DType::F32) return;
@@ -221,7 +234,7 @@ private:
       int64_t t = producer(v);
       if (t < 0 || constant_[static_cast<size_t>(t)]) continue;
       const Op& top = *ops_[static_cast<size_t>(t)];
-      if (top.name() == "transpose" && swapsLastTwo(top) && soleUser(v) == m &&
+      if (top.name() == "transpose" && keepsInnerDim(top) && soleUser(v) == m &&
           groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(t)])].ops.size() == 1)
         moveTo(t, g);
     }
@@ -229,6 +242,12 @@ private:
     if (int64_t r = soleUser(cur);
         r >= 0 && sumsBatchOfTransposed(mm, *ops_[static_cast<size_t>(r)], g)) {
       moveTo(r, g); // a weight gradient: one GEMM over every batch row
+      return;
+    }
+    if (int64_t t = soleUser(cur);
+        t >= 0 && ops_[static_cast<size_t>(t)]->name() == "transpose" &&
+        ops_[static_cast<size_t>(t)]->attrs().getInts("perm").back() == cur->type().rank() - 1) {
+      moveTo(t, g); // the result stored permuted (attention heads merged back)
       return;
     }
     while (true) {

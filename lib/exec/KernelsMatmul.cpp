@@ -1,6 +1,7 @@
-// matmul through oneDNN: batch dims broadcast, an operand transposed in its last two dims
-// read with swapped strides, and the step's epilogue (bias or residual add, sub, mul, and
-// relu/tanh/sigmoid/exp/abs) applied as post-ops before the result is stored.
+// matmul through oneDNN: batch dims broadcast, a transposed operand read with permuted
+// strides, a transposed result stored with permuted strides, and the step's epilogue (bias
+// or residual add, sub, mul, and relu/tanh/sigmoid/exp/abs) applied as post-ops before the
+// result is stored.
 #include "DnnlGlue.h"
 #include "Kernel.h"
 
@@ -24,6 +25,21 @@ void aligned(const Shape& shape, size_t rank, memory::dims& dims, memory::dims& 
   strides = dnnl_glue::rowMajor(dims);
 }
 
+// transpose(x) seen in x's bytes, right-aligned to `rank`: dim i of the result is dim
+// perm[i] of x, with its stride.
+void permuted(const Op& t, size_t rank, memory::dims& dims, memory::dims& strides) {
+  const Shape& xs = t.operand(0)->type().shape;
+  memory::dims xd(xs.begin(), xs.end()), xst = dnnl_glue::rowMajor(xd);
+  const auto& perm = t.attrs().getInts("perm");
+  size_t pad = rank - perm.size();
+  dims.assign(pad, 1);
+  strides.assign(pad, numel(xs));
+  for (int64_t p : perm) {
+    dims.push_back(xd[static_cast<size_t>(p)]);
+    strides.push_back(xst[static_cast<size_t>(p)]);
+  }
+}
+
 class MatmulKernel : public Kernel {
 public:
   explicit MatmulKernel(const BindArgs& a) {
@@ -41,11 +57,8 @@ public:
       const Value* v = mm->operand(i);
       auto it = inStep.find(v);
       if (it != inStep.end() && it->second->name() == "transpose") {
-        const Value* x = it->second->operand(0);
-        aligned(x->type().shape, rank, dims, strides);
-        std::swap(dims[rank - 1], dims[rank - 2]);
-        std::swap(strides[rank - 1], strides[rank - 2]);
-        v = x;
+        permuted(*it->second, rank, dims, strides);
+        v = it->second->operand(0);
       } else if (it != inStep.end()) {
         throw Error("step 'matmul': operand made by '" + it->second->name() + "' in the step");
       } else {
@@ -97,13 +110,24 @@ public:
       }
       cur = op->result(0);
     }
+    memory::dims os = dnnl_glue::rowMajor(od);
+    for (const Op* op : a.ops)
+      if (op->name() == "transpose" && op->operand(0) == cur) {
+        // The result stored permuted: dim perm[i] of the product is dim i of the store.
+        memory::dims td = dnnl_glue::toDims(op->result(0)->type().shape),
+                     ts = dnnl_glue::rowMajor(td);
+        const auto& perm = op->attrs().getInts("perm");
+        for (size_t i = 0; i < perm.size(); ++i)
+          os[static_cast<size_t>(perm[i])] = ts[i];
+        cur = op->result(0);
+      }
     if (!a.stored(cur)) throw Error("step 'matmul': its result is never stored");
     dstId_ = a.num.id(cur);
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
     srcDesc_ = dnnl_glue::f32Desc(ad, as);
     weiDesc_ = dnnl_glue::f32Desc(bd, bs);
-    dstDesc_ = dnnl_glue::f32Desc(od, dnnl_glue::rowMajor(od));
+    dstDesc_ = dnnl_glue::f32Desc(od, os);
     try {
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(srcDesc_, weiDesc_, dstDesc_), attr,
                                       a.dnnl->engine);
