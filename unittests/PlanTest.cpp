@@ -324,4 +324,64 @@ func @heads(input %q: f32[2,16,4,8], input %k: f32[2,16,4,8], input %v: f32[2,16
   EXPECT_TRUE(nearReference(got[0], want[0], interpret(p.f(), absoluteValues(args))[0]));
 }
 
+// Every transpose the fusion folds into a matmul, rank 4: operands permuted in any way that
+// keeps their inner dim among the last two, results in any way that keeps the last dim. Each
+// gets oneDNN's GEMM (the kernel refuses its reference loop) and the interpreter's numbers.
+TEST(PlanTest, EveryFoldedTransposeRunsAsAGemm) {
+  std::vector<int64_t> perm = {0, 1, 2, 3};
+  const Shape dims = {2, 3, 4, 5};
+  int folded = 0;
+  do {
+    auto str = [](const std::vector<int64_t>& v) {
+      std::string s;
+      for (int64_t x : v)
+        s += (s.empty() ? "" : ", ") + std::to_string(x);
+      return s;
+    };
+    Shape t(4);
+    for (size_t i = 0; i < 4; ++i)
+      t[i] = dims[static_cast<size_t>(perm[i])];
+    std::string ty = "f32[" + str(std::vector<int64_t>(t.begin(), t.end())) + "]";
+    std::string yt = "f32[" + str({t[0], t[1], t[2], t[2]}) + "]";
+    if (perm[3] != 3 && perm[2] != 3) continue; // the inner dim leaves the last two
+    // An operand times the transpose of its last two dims: both read through strides.
+    std::string ir =
+        "func @f(input %x: f32[2,3,4,5]) -> (y: " + yt + ") {\n  %a = transpose(%x) {perm = [" +
+        str(perm) + "]} : " + ty + "\n  %b = transpose(%x) {perm = [" +
+        str({perm[0], perm[1], perm[3], perm[2]}) + "]} : f32[" + str({t[0], t[1], t[3], t[2]}) +
+        "]\n  %y = matmul(%a, %b) : " + yt + "\n  return %y\n}\n";
+    SCOPED_TRACE(ir);
+    Planned p = plan(ir);
+    ASSERT_TRUE(p.m);
+    ASSERT_EQ(p.plan.steps.size(), 1u) << describePlan(p.plan, p.f());
+    ++folded;
+    std::vector<Tensor> args{Tensor(p.f().argument(0)->type())};
+    for (int64_t i = 0; i < args[0].numel(); ++i)
+      args[0].setDouble(i, 0.1 * static_cast<double>((i * 7) % 19) - 0.9);
+    EXPECT_TRUE(nearReference(runCompiled(p.f(), args)[0], interpret(p.f(), args)[0],
+                              interpret(p.f(), absoluteValues(args))[0]));
+    if (perm[3] != 3) continue;
+    // The product of plain operands stored permuted.
+    Shape z = {2, 3, 4, 4}, zt(4);
+    for (size_t i = 0; i < 4; ++i)
+      zt[i] = z[static_cast<size_t>(perm[i])];
+    std::string ir2 = "func @g(input %x: f32[2,3,4,5], input %w: f32[2,3,5,4]) -> (y: f32[" +
+                      str(std::vector<int64_t>(zt.begin(), zt.end())) +
+                      "]) {\n  %m = matmul(%x, %w) : f32[2,3,4,4]\n  %y = transpose(%m) {perm = [" +
+                      str(perm) + "]} : f32[" + str(std::vector<int64_t>(zt.begin(), zt.end())) +
+                      "]\n  return %y\n}\n";
+    SCOPED_TRACE(ir2);
+    Planned q = plan(ir2);
+    ASSERT_TRUE(q.m);
+    ASSERT_EQ(q.plan.steps.size(), 1u) << describePlan(q.plan, q.f());
+    std::vector<Tensor> args2{Tensor(q.f().argument(0)->type()), Tensor(q.f().argument(1)->type())};
+    for (Tensor& a : args2)
+      for (int64_t i = 0; i < a.numel(); ++i)
+        a.setDouble(i, 0.1 * static_cast<double>((i * 5) % 17) - 0.8);
+    EXPECT_TRUE(nearReference(runCompiled(q.f(), args2)[0], interpret(q.f(), args2)[0],
+                              interpret(q.f(), absoluteValues(args2))[0]));
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  EXPECT_EQ(folded, 12);
+}
+
 } // namespace
