@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <omp.h>
+#include <vector>
 
 namespace shardc {
 namespace {
@@ -122,14 +123,22 @@ public:
       for (int64_t r = 0; r < rows_; ++r)
         y[r] = reduceRow(kind_, x + r * n_, n_) * scale;
     } else if (mode_ == Mode::Columns) {
-      // Threads take column ranges; each adds the rows of its range.
+      // Threads take row ranges (each streams one contiguous block) into their own
+      // accumulators, then column ranges of the result combine them.
+      if (partial_.size() < static_cast<size_t>(t * n_))
+        partial_.assign(static_cast<size_t>(t * n_), 0.0f);
 #pragma omp parallel num_threads(t) if (t > 1)
       {
         int nt = omp_get_num_threads(), me = omp_get_thread_num();
+        float* acc = partial_.data() + me * n_;
+        std::fill(acc, acc + n_, initial(kind_));
+        for (int64_t r = rows_ * me / nt; r < rows_ * (me + 1) / nt; ++r)
+          combineRow(kind_, acc, x + r * n_, n_);
+#pragma omp barrier
         int64_t lo = n_ * me / nt, hi = n_ * (me + 1) / nt;
-        std::fill(y + lo, y + hi, initial(kind_));
-        for (int64_t r = 0; r < rows_; ++r)
-          combineRow(kind_, y + lo, x + r * n_ + lo, hi - lo);
+        std::copy(partial_.data() + lo, partial_.data() + hi, y + lo);
+        for (int k = 1; k < nt; ++k)
+          combineRow(kind_, y + lo, partial_.data() + k * n_ + lo, hi - lo);
         if (kind_ == Kind::Mean)
           for (int64_t j = lo; j < hi; ++j)
             y[j] *= scale;
@@ -217,6 +226,7 @@ private:
   int64_t x_ = -1, y_ = -1;
   std::unique_ptr<LaneProgram> prologue_;
   int xSlot_ = -1;
+  std::vector<float> partial_; // a column reduction's accumulator per thread
 };
 
 } // namespace
