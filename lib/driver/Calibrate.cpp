@@ -87,10 +87,18 @@ double matmulFlops(DType dt, const Sizes& s) {
   return m.cost().first / m.time(s.runs);
 }
 
+struct ElementwiseFit {
+  double bandwidth;
+  double overhead;
+  bool fitted; // false: noise hid the size effect, and the largest add's rate stands in
+};
+
 // Elementwise adds of several sizes, fitted by least squares to T = overhead + bytes /
 // bandwidth: the small sizes the models here use are mostly in cache, where one large add
-// would understate the rate several times over.
-std::pair<double, double> fitElementwise(const Sizes& s) {
+// would understate the rate several times over. On a loaded machine (or under sanitizers)
+// the noise can exceed the size effect and give a slope of zero or below; then the largest
+// add's bytes / time, a lower bound on the rate, is used and the file says so.
+ElementwiseFit fitElementwise(const Sizes& s) {
   std::vector<double> xs, ts;
   for (int64_t n = 256; n <= s.addN; n *= 4) {
     OneOp m("add", {DType::F32, {n}});
@@ -101,8 +109,9 @@ std::pair<double, double> fitElementwise(const Sizes& s) {
   for (size_t i = 0; i < xs.size(); ++i)
     sx += xs[i], st += ts[i], sxx += xs[i] * xs[i], sxt += xs[i] * ts[i];
   double slope = (k * sxt - sx * st) / (k * sxx - sx * sx);
+  if (!(slope > 0)) return {xs.back() / ts.back(), 0.0, false};
   double intercept = (st - slope * sx) / k;
-  return {1 / slope, std::max(intercept, 0.0)};
+  return {1 / slope, std::max(intercept, 0.0), true};
 }
 
 // Seconds per kernel of a chain of softmaxes on f32[1,1] (each its own kernel: nothing fuses
@@ -204,7 +213,7 @@ std::string calibrate(const CalibrateOptions& o) {
   if (o.mpi && !underMpi)
     throw Error("--mpi measures MPI collectives between ranks: run `mpirun -np 2 shardc "
                 "calibrate --mpi`");
-  Sizes s = o.quick ? Sizes{3, 64, 1 << 12, 200, 1 << 16} : Sizes{7, 512, 1 << 20, 2000, 1 << 20};
+  Sizes s = o.quick ? Sizes{3, 64, 1 << 16, 200, 1 << 16} : Sizes{7, 512, 1 << 20, 2000, 1 << 20};
 
   // Every rank takes part in the MPI measurement; then rank 0 alone measures the rest.
   std::optional<LinkSpec> mpiLink;
@@ -220,9 +229,10 @@ std::string calibrate(const CalibrateOptions& o) {
   std::map<DType, double> flops;
   for (DType dt : {DType::F32, DType::BF16, DType::F16})
     flops[dt] = matmulFlops(dt, s);
-  auto [bandwidth, addOverhead] = fitElementwise(s);
+  ElementwiseFit add = fitElementwise(s);
+  double bandwidth = add.bandwidth;
   // An op's fixed cost: what an add pays beyond its bytes, at least a tiny op's cost.
-  double overhead = std::max(addOverhead, opOverhead(s));
+  double overhead = std::max(add.overhead, opOverhead(s));
   double gemm = gemmOverhead(s, flops[DType::F32], overhead);
   double memory = memTotalBytes();
   LinkSpec intra = threadLink(s);
@@ -241,7 +251,8 @@ std::string calibrate(const CalibrateOptions& o) {
   for (const auto& [dt, f] : flops)
     y << "  " << dtypeName(dt) << ": " << num(f) << "\n";
   y << "memory_bandwidth: " << num(bandwidth) << "  # adds of f32[256] to f32[" << s.addN
-    << "] fitted to T = op_overhead + bytes / bandwidth\n"
+    << (add.fitted ? "] fitted to T = op_overhead + bytes / bandwidth\n"
+                   : "]: timing noise hid the size effect; the largest add's bytes / time\n")
     << "memory_capacity: " << num(memory) << "   # MemTotal in /proc/meminfo\n"
     << "compute_efficiency: 1   # the figures above are reached, not peaks\n"
     << "memory_efficiency: 1\n"
