@@ -20,8 +20,9 @@ PACKAGES=(
   g++ cmake ninja-build libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   # ONNX import and the PEF format
   libonnx-dev libprotobuf-dev protobuf-compiler
-  # compiled runtime: oneDNN (matmul, convolution) with OpenMP threads
-  libdnnl-dev
+  # compiled runtime: oneDNN (convolution, batched matmul) and OpenBLAS (GEMM) with
+  # OpenMP threads
+  libdnnl-dev libopenblas0-pthread
   # tests: GoogleTest, lit + FileCheck (llvm-14-tools), Google Benchmark
   libgtest-dev libgmock-dev llvm-14-tools libbenchmark-dev python3
   # ONNX's backend test cases, for the importer's conformance test
@@ -30,9 +31,9 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   # fixtures: reference values come from numpy and PyTorch
   python3-numpy python3-torch python3-onnx
-  # benchmarks: PyTorch takes its BLAS from libblas.so.3; without OpenBLAS it gets the
-  # reference BLAS, some 40x slower (bench/ prints which one it found)
-  libopenblas0-pthread python3-torchvision
+  # benchmarks: PyTorch takes its BLAS from libblas.so.3; without OpenBLAS (above) it gets
+  # the reference BLAS, some 40x slower (bench/ prints which one it found)
+  python3-torchvision
   # style
   clang-format
 )

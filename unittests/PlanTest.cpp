@@ -385,3 +385,42 @@ TEST(PlanTest, EveryFoldedTransposeRunsAsAGemm) {
 }
 
 } // namespace
+
+// The GEMMs that run on OpenBLAS where it is available: batch rows joined into one GEMM with
+// its bias, residual and relu applied to each thread's rows, both operands read transposed
+// with a tanh after, and a weight gradient summed over the batch. Large enough to split
+// over two threads.
+TEST(PlanTest, SingleGemmsMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @f(input %x: f32[4,64,128], input %w: f32[128,96], input %b: f32[96], input %r: f32[4,64,96], input %a: f32[128,80], input %c: f32[96,128], input %g: f32[4,64,96]) -> (y: f32[4,64,96], t: f32[80,96], dw: f32[1,128,96]) {
+  %p = matmul(%x, %w) : f32[4,64,96]
+  %bb = broadcast(%b) {shape = [4, 64, 96]} : f32[4,64,96]
+  %h = add(%p, %bb) : f32[4,64,96]
+  %s = add(%r, %h) : f32[4,64,96]
+  %y = relu(%s) : f32[4,64,96]
+  %at = transpose(%a) {perm = [1, 0]} : f32[80,128]
+  %ct = transpose(%c) {perm = [1, 0]} : f32[128,96]
+  %m = matmul(%at, %ct) : f32[80,96]
+  %t = tanh(%m) : f32[80,96]
+  %xt = transpose(%x) {perm = [0, 2, 1]} : f32[4,128,64]
+  %d = matmul(%xt, %g) : f32[4,128,96]
+  %dw = reduce_sum(%d) {axes = [0], keepdims = true} : f32[1,128,96]
+  return %y, %t, %dw
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_EQ(checkPlan(p.plan, p.f()), "");
+  ASSERT_EQ(p.plan.steps.size(), 3u) << describePlan(p.plan, p.f());
+  std::vector<Tensor> args;
+  for (size_t a = 0; a < p.f().numArguments(); ++a) {
+    args.emplace_back(p.f().argument(a)->type());
+    for (int64_t i = 0; i < args.back().numel(); ++i)
+      args.back().setDouble(i, 0.05 * static_cast<double>((i * (3 + 2 * a)) % 41) - 1);
+  }
+  std::vector<Tensor> want = interpret(p.f(), args), bound = interpret(p.f(), absoluteValues(args));
+  for (int threads : {1, 2}) {
+    std::vector<Tensor> got = runCompiled(p.f(), args, nullptr, threads);
+    for (size_t r = 0; r < want.size(); ++r)
+      EXPECT_TRUE(nearReference(got[r], want[r], bound[r])) << "result " << r << ", " << threads;
+  }
+}

@@ -1,9 +1,14 @@
 // matmul through oneDNN: batch dims broadcast, a transposed operand read with permuted
 // strides, a transposed result stored with permuted strides, and the step's epilogue (bias
 // or residual add, sub, mul, and relu/tanh/sigmoid/exp/abs) applied as post-ops before the
-// result is stored.
+// result is stored. A step that is one GEMM (every matmul but the batched ones of attention,
+// and weight gradients summed over the batch) runs on OpenBLAS instead, where it is faster
+// (OpenBlas.h); its epilogue then runs as a lane program over each thread's rows of the
+// product as soon as the thread has computed them.
 #include "DnnlGlue.h"
 #include "Kernel.h"
+#include "LaneProgram.h"
+#include "OpenBlas.h"
 
 #include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
@@ -11,6 +16,7 @@
 #include <algorithm>
 #include <map>
 #include <omp.h>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -40,6 +46,87 @@ void permuted(const Op& t, size_t rank, memory::dims& dims, memory::dims& stride
     dims.push_back(xd[static_cast<size_t>(p)]);
     strides.push_back(xst[static_cast<size_t>(p)]);
   }
+}
+
+// One row-major GEMM, C = op(A) op(B), as OpenBLAS takes it, split over threads along
+// the longer side of C, or along its rows when an epilogue follows (C is then plain: ldc n).
+struct BlasGemm {
+  bool ta = false, tb = false;
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+
+  void run(const ExecContext& ctx, int threads, const float* a, const float* b, float* c,
+           LaneProgram* epilogue) const {
+    bool alongM = m >= n || epilogue;
+    int64_t side = alongM ? m : n, chunk = ((side + threads - 1) / threads + 15) / 16 * 16;
+    int parts = static_cast<int>((side + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
+    for (int t = 0; t < parts; ++t) {
+      int64_t lo = t * chunk, len = std::min(chunk, side - lo);
+      if (!alongM) {
+        openblas::sgemm(ta, tb, m, len, k, a, lda, b + (tb ? lo * ldb : lo), ldb, 0.0f, c + lo,
+                        ldc);
+        continue;
+      }
+      openblas::sgemm(ta, tb, len, n, k, a + (ta ? lo : lo * lda), lda, b, ldb, 0.0f, c + lo * ldc,
+                      ldc);
+      if (!epilogue) continue;
+      int thread = omp_get_thread_num();
+      for (int64_t p = lo * n, end = (lo + len) * n; p < end; p += epilogue->block())
+        epilogue->evalBlock(ctx, p, std::min(epilogue->block(), end - p), thread);
+    }
+  }
+};
+
+// The matrix of the last two dims of (dims, strides) as BLAS reads it: rows x cols, plain
+// (cols contiguous) or transposed (rows contiguous), with its leading dimension. False
+// when neither dim is contiguous.
+bool blasMatrix(const memory::dims& d, const memory::dims& s, bool& trans, int64_t& ld) {
+  size_t r = d.size();
+  int64_t rows = d[r - 2], cols = d[r - 1], sr = s[r - 2], sc = s[r - 1];
+  if ((cols == 1 || sc == 1) && (rows == 1 || sr >= cols)) {
+    trans = false;
+    ld = rows == 1 ? cols : sr;
+    return true;
+  }
+  if ((rows == 1 || sr == 1) && (cols == 1 || sc >= rows)) {
+    trans = true;
+    ld = cols == 1 ? rows : sc;
+    return true;
+  }
+  return false;
+}
+
+// The library takes ints, and empty products are left to oneDNN.
+constexpr int64_t kBlasInt = 1 << 30;
+bool blasSized(int64_t m, int64_t n, int64_t k) {
+  return std::min({m, n, k}) >= 1 && std::max({m, n, k}) < kBlasInt && m * k < 2 * kBlasInt &&
+         k * n < 2 * kBlasInt && m * n < 2 * kBlasInt;
+}
+
+int64_t batchOf(const memory::dims& d) {
+  int64_t b = 1;
+  for (size_t i = 0; i + 2 < d.size(); ++i)
+    b *= d[i];
+  return b;
+}
+
+// The GEMM of a matmul whose B has no batch: A's batch joins its rows when A and C are
+// row-major. False when BLAS cannot take the layout.
+bool blasGemm(const memory::dims& ad, const memory::dims& as, const memory::dims& bd,
+              const memory::dims& bs, const memory::dims& od, const memory::dims& os, BlasGemm& g) {
+  size_t r = od.size();
+  if (batchOf(bd) != 1) return false;
+  int64_t batch = batchOf(ad);
+  bool flat = batch > 1;
+  if (flat && (as != dnnl_glue::rowMajor(ad) || os != dnnl_glue::rowMajor(od))) return false;
+  bool tc = false;
+  if (!blasMatrix(ad, as, g.ta, g.lda) || !blasMatrix(bd, bs, g.tb, g.ldb) ||
+      !blasMatrix(od, os, tc, g.ldc) || tc)
+    return false;
+  g.m = batch * ad[r - 2];
+  g.k = ad[r - 1];
+  g.n = bd[r - 1];
+  return blasSized(g.m, g.n, g.k) && std::max({g.lda, g.ldb, g.ldc}) < kBlasInt;
 }
 
 class MatmulKernel : public Kernel {
@@ -112,6 +199,7 @@ public:
       }
       cur = op->result(0);
     }
+    const Value* epilogueEnd = cur; // the value before any result transpose
     memory::dims os = dnnl_glue::rowMajor(od);
     for (const Op* op : a.ops)
       if (op->name() == "transpose" && op->operand(0) == cur) {
@@ -125,6 +213,12 @@ public:
       }
     if (!a.stored(cur)) throw Error("step 'matmul': its result is never stored");
     dstId_ = a.num.id(cur);
+    if (openblas::available() && (po.len() == 0 || cur == epilogueEnd) &&
+        blasGemm(ad, as, bd, bs, od, os, blas_) && (po.len() == 0 || blas_.ldc == blas_.n)) {
+      useBlas_ = true;
+      if (po.len() > 0) bindEpilogue(a, *mm);
+      return;
+    }
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
     srcDesc_ = dnnl_glue::f32Desc(ad, as);
@@ -146,11 +240,45 @@ public:
     }
   }
 
+  // The ops after the matmul (and the broadcasts of their operands) as a lane program that
+  // reads the product from the matmul's value, computed into the step's result (the fusion
+  // stores nothing else of the step). The plan never lets a matmul step's result share
+  // bytes with what the step reads (only elementwise steps write in place).
+  void bindEpilogue(const BindArgs& a, const Op& mm) {
+    std::vector<const Op*> ops;
+    for (const Op* op : a.ops)
+      if (op != &mm && op->name() != "transpose") ops.push_back(op);
+    std::set<const Value*> made{mm.result(0)};
+    for (const Op* op : ops)
+      made.insert(op->result(0));
+    for (const Op* op : ops)
+      for (const Value* v : op->operands())
+        if (!made.count(v)) epilogueInputs_.emplace_back(a.num.id(v), v->type().bytes());
+    productId_ = a.num.id(mm.result(0));
+    kernelLabel_ = a.step.kernel;
+    productBytes_ = mm.result(0)->type().bytes();
+    epilogue_ = std::make_unique<LaneProgram>(a, ops, kEpilogueBlock);
+  }
+
+  // Where the product goes this run: the result's bytes, checked against the epilogue's
+  // operands.
+  uint8_t* productBuffer(const ExecContext& ctx) const {
+    uint8_t* d = ctx.ptr[static_cast<size_t>(dstId_)];
+    for (auto [id, bytes] : epilogueInputs_) {
+      const uint8_t* p = ctx.ptr[static_cast<size_t>(id)];
+      if (p && p < d + productBytes_ && d < p + bytes)
+        throw Error("internal error: matmul step '" + kernelLabel_ +
+                    "' reads an operand that shares its result's bytes");
+    }
+    return d;
+  }
+
   // transpose(X) x G summed over the batch (Fusion.cpp: a weight gradient): X^T G with X as
-  // [rows, k] and G as [rows, n], so the batch lies in the contraction. oneDNN 2.6's GEMM
-  // reads a tall transposed source (k > n) at about half its plain rate on AVX2 (60 against
-  // 103 GFLOP/s for k 1024, n 256, 1024 rows, 2 threads): there X^T is copied plain into
-  // scratch first, which costs far less than it saves. For k <= n the rates were the same.
+  // [rows, k] and G as [rows, n], so the batch lies in the contraction. OpenBLAS reads X^T
+  // at its plain rate. oneDNN 2.6's GEMM reads a tall transposed source (k > n) at about
+  // half its plain rate on AVX2 (60 against 103 GFLOP/s for k 1024, n 256, 1024 rows, 2
+  // threads): there X^T is copied plain into scratch first, which costs far less than it
+  // saves.
   bool bindBatchReduced(const BindArgs& a, const Op& mm,
                         const std::map<const Value*, const Op*>& inStep) {
     const Op* red = nullptr;
@@ -164,14 +292,19 @@ public:
     const Shape& gs = mm.operand(1)->type().shape;
     int64_t k = x->type().shape.back(), n = gs.back(), rows = x->type().numel() / k;
     flops_ = 2.0 * static_cast<double>(k) * static_cast<double>(n) * static_cast<double>(rows);
+    srcId_ = a.num.id(x);
+    weiId_ = a.num.id(mm.operand(1));
+    dstId_ = a.num.id(red->result(0));
+    if (openblas::available() && blasSized(k, n, rows)) {
+      blas_ = {true, false, k, n, rows, k, n, n};
+      useBlas_ = true;
+      return true;
+    }
     bool copy = k > n;
     transposedDesc_ = dnnl_glue::f32Desc({k, rows}, {1, k});
     srcDesc_ = copy ? dnnl_glue::f32Desc({k, rows}, {rows, 1}) : transposedDesc_;
     weiDesc_ = dnnl_glue::f32Desc({rows, n}, {n, 1});
     dstDesc_ = dnnl_glue::f32Desc({k, n}, {n, 1});
-    srcId_ = a.num.id(x);
-    weiId_ = a.num.id(mm.operand(1));
-    dstId_ = a.num.id(red->result(0));
     try {
       prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(
           dnnl::matmul::desc(srcDesc_, weiDesc_, dstDesc_), a.dnnl->engine));
@@ -189,6 +322,26 @@ public:
   int64_t scratchBytes() const override { return scratchBytes_; }
 
   void run(ExecContext& ctx) override {
+    // A small GEMM costs less on one thread than waking the others.
+    bool alone = flops_ < kParallelFlops && ctx.threads > 1;
+    if (useBlas_) {
+      auto f32 = [&](int64_t id) {
+        return reinterpret_cast<float*>(ctx.ptr[static_cast<size_t>(id)]);
+      };
+      int threads = alone ? 1 : ctx.threads;
+      if (!epilogue_) {
+        blas_.run(ctx, threads, f32(srcId_), f32(weiId_), f32(dstId_), nullptr);
+        return;
+      }
+      // The epilogue reads the product, which no plan stores, from the result's bytes.
+      uint8_t*& product = ctx.ptr[static_cast<size_t>(productId_)];
+      product = productBuffer(ctx);
+      epilogue_->prepare(ctx);
+      blas_.run(ctx, threads, f32(srcId_), f32(weiId_), reinterpret_cast<float*>(product),
+                epilogue_.get());
+      product = nullptr;
+      return;
+    }
     auto mem = [&](const memory::desc& d, int64_t id) {
       return memory(d, ctx.dnnl->engine, ctx.ptr[static_cast<size_t>(id)]);
     };
@@ -204,9 +357,7 @@ public:
     for (size_t i = 0; i < binaryIds_.size(); ++i)
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(binaryPos_[i]) | DNNL_ARG_SRC_1,
                    mem(binaryDescs_[i], binaryIds_[i]));
-    // A small GEMM costs less on one thread than waking the others (oneDNN takes its
-    // thread count from OpenMP when it runs).
-    bool alone = flops_ < kParallelFlops && ctx.threads > 1;
+    // oneDNN takes its thread count from OpenMP when it runs.
     if (alone) omp_set_num_threads(1);
     prim_.execute(ctx.dnnl->stream, args);
     ctx.dnnl->stream.wait();
@@ -217,6 +368,13 @@ private:
   static constexpr double kParallelFlops = 1 << 20;
   double flops_ = 0; // 2 m n k (times the batch)
   int64_t srcId_, weiId_, dstId_;
+  bool useBlas_ = false;
+  BlasGemm blas_;
+  static constexpr int64_t kEpilogueBlock = 256; // elements: every slot's block stays in L1
+  std::unique_ptr<LaneProgram> epilogue_;        // on OpenBLAS: the ops after the GEMM
+  std::vector<std::pair<int64_t, int64_t>> epilogueInputs_; // (id, bytes) read from outside
+  int64_t productId_ = -1, productBytes_ = 0;
+  std::string kernelLabel_;
   memory::desc srcDesc_, weiDesc_, dstDesc_, transposedDesc_;
   dnnl::reorder transpose_; // a weight gradient's X^T, made plain in scratch
   int64_t scratchBytes_ = 0;
