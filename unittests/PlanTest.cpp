@@ -386,6 +386,22 @@ TEST(PlanTest, EveryFoldedTransposeRunsAsAGemm) {
 
 } // namespace
 
+// Every result of `p` run compiled on `threads` threads against the interpreter, on
+// arguments that mix signs and magnitudes.
+static void expectInterpreterResults(const Planned& p, int threads) {
+  std::vector<Tensor> args;
+  for (size_t a = 0; a < p.f().numArguments(); ++a) {
+    args.emplace_back(p.f().argument(a)->type());
+    for (int64_t i = 0; i < args.back().numel(); ++i)
+      args.back().setDouble(i, 0.05 * static_cast<double>((i * (3 + 2 * a)) % 41) - 1);
+  }
+  std::vector<Tensor> want = interpret(p.f(), args), bound = interpret(p.f(), absoluteValues(args));
+  std::vector<Tensor> got = runCompiled(p.f(), args, nullptr, threads);
+  for (size_t r = 0; r < want.size(); ++r)
+    EXPECT_TRUE(nearReference(got[r], want[r], bound[r]))
+        << p.f().results()[r].name << ", " << threads << " threads";
+}
+
 // The GEMMs that run on OpenBLAS where it is available: batch rows joined into one GEMM with
 // its bias, residual and relu applied to each thread's rows, both operands read transposed
 // with a tanh after, and a weight gradient summed over the batch. Large enough to split
@@ -411,16 +427,33 @@ func @f(input %x: f32[4,64,128], input %w: f32[128,96], input %b: f32[96], input
   ASSERT_TRUE(p.m);
   EXPECT_EQ(checkPlan(p.plan, p.f()), "");
   ASSERT_EQ(p.plan.steps.size(), 3u) << describePlan(p.plan, p.f());
-  std::vector<Tensor> args;
-  for (size_t a = 0; a < p.f().numArguments(); ++a) {
-    args.emplace_back(p.f().argument(a)->type());
-    for (int64_t i = 0; i < args.back().numel(); ++i)
-      args.back().setDouble(i, 0.05 * static_cast<double>((i * (3 + 2 * a)) % 41) - 1);
-  }
-  std::vector<Tensor> want = interpret(p.f(), args), bound = interpret(p.f(), absoluteValues(args));
-  for (int threads : {1, 2}) {
-    std::vector<Tensor> got = runCompiled(p.f(), args, nullptr, threads);
-    for (size_t r = 0; r < want.size(); ++r)
-      EXPECT_TRUE(nearReference(got[r], want[r], bound[r])) << "result " << r << ", " << threads;
-  }
+  for (int threads : {1, 2})
+    expectInterpreterResults(p, threads);
+}
+
+// Multiplies that the lane program joins to the add or sub reading them (mul + x, x + mul,
+// mul - x, x - mul, as in Adam's moments and update), next to ones it must keep apart: a
+// mul read twice, and a mul that is itself stored.
+TEST(PlanTest, MultiplyAddsMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @f(input %a: f32[64,40], input %b: f32[64,40], input %c: f32[64,40]) -> (r: f32[64,40], q: f32[64,40], m: f32[64,40]) {
+  %m1 = mul(%a, %b) : f32[64,40]
+  %s1 = add(%m1, %c) : f32[64,40]
+  %m2 = mul(%s1, %b) : f32[64,40]
+  %s2 = add(%c, %m2) : f32[64,40]
+  %m3 = mul(%s2, %a) : f32[64,40]
+  %s3 = sub(%m3, %b) : f32[64,40]
+  %m4 = mul(%s3, %c) : f32[64,40]
+  %s4 = sub(%a, %m4) : f32[64,40]
+  %m5 = mul(%s4, %s4) : f32[64,40]
+  %s5 = add(%m5, %m5) : f32[64,40]
+  %m = mul(%s5, %a) : f32[64,40]
+  %r = sub(%m, %c) : f32[64,40]
+  %q = add(%m, %s1) : f32[64,40]
+  return %r, %q, %m
+}
+)");
+  ASSERT_TRUE(p.m);
+  ASSERT_EQ(p.plan.steps.size(), 1u) << describePlan(p.plan, p.f());
+  expectInterpreterResults(p, 2);
 }

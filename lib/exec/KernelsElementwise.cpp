@@ -59,6 +59,9 @@ enum class Opc : uint8_t {
   Gt,
   Ge,
   Where,
+  MulAdd,    // a * b + c: a mul read only by an add or sub, one pass instead of two
+  MulSub,    // a * b - c
+  NegMulAdd, // c - a * b
   ToBool,
   Iota // the element's index along one dim (Ins::stride, Ins::dim)
 };
@@ -225,6 +228,18 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
       d[i] = a[i] != 0 ? t : f;
     }
     break;
+  case Opc::MulAdd:
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] * b[i] + c[i];
+    break;
+  case Opc::MulSub:
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = a[i] * b[i] - c[i];
+    break;
+  case Opc::NegMulAdd:
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = c[i] - a[i] * b[i];
+    break;
   case Opc::ToBool:
     for (int64_t i = 0; i < n; ++i)
       d[i] = a[i] != 0 ? 1.0f : 0.0f;
@@ -355,6 +370,44 @@ LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, i
       outputs_.push_back({dst, a.num.id(op->result(0)), op->result(0)->type().dtype,
                           op->result(0)->type().bytes()});
   }
+  fuseMultiplyAdds();
+}
+
+// Each pass over the block costs about as much as its arithmetic: a mul whose only reader
+// is an add or a sub joins it. Every slot is written once, so the mul's operands still hold
+// their values where the add runs.
+void LaneProgram::fuseMultiplyAdds() {
+  std::vector<int> reads(static_cast<size_t>(slots_), 0), maker(static_cast<size_t>(slots_), -1);
+  for (size_t i = 0; i < code_.size(); ++i) {
+    for (int src : {code_[i].a, code_[i].b, code_[i].c})
+      if (src >= 0) ++reads[static_cast<size_t>(src)];
+    maker[static_cast<size_t>(code_[i].dst)] = static_cast<int>(i);
+  }
+  for (const Output& o : outputs_)
+    ++reads[static_cast<size_t>(o.slot)];
+  std::vector<bool> gone(code_.size(), false);
+  for (Ins& ins : code_) {
+    if (ins.opc != Opc::Add && ins.opc != Opc::Sub) continue;
+    for (int side : {0, 1}) {
+      int s = side == 0 ? ins.a : ins.b;
+      int m = maker[static_cast<size_t>(s)];
+      if (m < 0 || gone[static_cast<size_t>(m)] || code_[static_cast<size_t>(m)].opc != Opc::Mul ||
+          reads[static_cast<size_t>(s)] != 1)
+        continue;
+      const Ins& mul = code_[static_cast<size_t>(m)];
+      int other = side == 0 ? ins.b : ins.a;
+      ins.opc = ins.opc == Opc::Add ? Opc::MulAdd : side == 0 ? Opc::MulSub : Opc::NegMulAdd;
+      ins.a = mul.a;
+      ins.b = mul.b;
+      ins.c = other;
+      gone[static_cast<size_t>(m)] = true;
+      break;
+    }
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < code_.size(); ++i)
+    if (!gone[i]) code_[k++] = code_[i];
+  code_.resize(k);
 }
 
 LaneProgram::~LaneProgram() = default;

@@ -95,6 +95,9 @@ public:
       mode_ = Mode::Columns;
       rows_ = head;
       n_ = tail;
+      // One accumulator per thread the device runs (CompiledFunction sets OpenMP's count
+      // before binding), so that a step allocates nothing.
+      partial_.assign(static_cast<size_t>(omp_get_max_threads() * n_), 0.0f);
     } else {
       mode_ = Mode::General;
     }
@@ -125,7 +128,7 @@ public:
     } else if (mode_ == Mode::Columns) {
       // Threads take row ranges (each streams one contiguous block) into their own
       // accumulators, then column ranges of the result combine them.
-      if (partial_.size() < static_cast<size_t>(t * n_))
+      if (partial_.size() < static_cast<size_t>(t * n_)) // more threads than at bind time
         partial_.assign(static_cast<size_t>(t * n_), 0.0f);
 #pragma omp parallel num_threads(t) if (t > 1)
       {

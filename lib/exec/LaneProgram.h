@@ -39,6 +39,7 @@ private:
   struct Output;
   struct Ins;
   Ins instruction(const Op& op, int dst, const std::vector<int>& src, const BindArgs& a);
+  void fuseMultiplyAdds();
   void load(const ExecContext& ctx, const Input& in, int64_t p0, int64_t len, float* slotBuf,
             float** slot) const;
 
