@@ -204,13 +204,20 @@ CompileResult compileModel(const CompileOptions& o) {
     pef.outputs.push_back({r.name, r.value->type()});
     pef.buffers.push_back({{r.name, r.value->type()}, BufferKind::Output});
   }
-  // The last pass on the program the PEF runs (after any CSE, which would undo it).
-  auto rematerializeForPlan = [&](Function& program) {
-    if (o.estimateOnly || !rematerialize(program)) return;
-    log.line("pass rematerialize: " + std::to_string(program.ops().size()) + " ops");
-    if (&program != &f) return; // the debug dumps show the unpartitioned program
-    ++step;
-    dump("rematerialize");
+  // The last passes on the program the PEF runs, after the search (they change its layout
+  // for the kernels, not its cost): rematerialize after any CSE, which would undo it.
+  auto prepareForPlan = [&](Function& program) {
+    if (o.estimateOnly) return;
+    using Pass = bool (*)(Function&);
+    for (auto [name, pass] :
+         {std::pair<const char*, Pass>{"fold-product-transposes", foldProductTransposes},
+          std::pair<const char*, Pass>{"rematerialize", rematerialize}}) {
+      if (!pass(program)) continue;
+      log.line(std::string("pass ") + name + ": " + std::to_string(program.ops().size()) + " ops");
+      if (&program != &f) continue; // the debug dumps show the unpartitioned program
+      ++step;
+      dump(name);
+    }
   };
   std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
   // The executable plan of the program the PEF runs (not needed for an estimate), then the
@@ -251,7 +258,7 @@ CompileResult compileModel(const CompileOptions& o) {
     Function& local = *part.program.module->functions()[0];
     for (const char* passName : {"cse", "dce"})
       findPass(passName)->run(local);
-    rematerializeForPlan(local);
+    prepareForPlan(local);
     for (const MeshAxis& a : part.plan.mesh().axes())
       pef.mesh.emplace_back(a.name, a.size);
     PefProgram prog;
@@ -281,7 +288,7 @@ CompileResult compileModel(const CompileOptions& o) {
     if (o.debug) artifacts.emplace_back(name + ".origins.txt", printShardingOrigins(f, part.plan));
     planAndEstimate(local, part.plan.mesh());
   } else {
-    rematerializeForPlan(f);
+    prepareForPlan(f);
     pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}, {}});
     planAndEstimate(f, Mesh());
   }

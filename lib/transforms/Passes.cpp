@@ -9,6 +9,10 @@ const std::vector<PassInfo>& allPasses() {
       {"cse", "merge identical ops", eliminateCommonSubexpressions},
       {"raise-gelu", "replace GELU's tanh approximation spelled out in elementwise ops by gelu",
        raiseGelu},
+      {"fold-product-transposes",
+       "turn a transpose of a matmul's product (through batch sums and unit-dim reshapes) into "
+       "the product of the swapped, transposed operands",
+       foldProductTransposes},
       {"rematerialize",
        "recompute large elementwise values made from iotas and much smaller operands in each "
        "reader instead of storing them",

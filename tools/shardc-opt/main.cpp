@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
   app.add_option(
       "-p,--passes", o.passes,
       "comma-separated passes to run in order: verify, canonicalize, dce, cse, raise-gelu, "
-      "rematerialize");
+      "fold-product-transposes, rematerialize");
   app.add_option("-o,--output", o.output, "write the resulting IR here instead of stdout");
   app.add_flag("--verify-diagnostics", o.verifyDiagnostics,
                "check errors against the file's // expected-error {{...}} comments");

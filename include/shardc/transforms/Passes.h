@@ -29,6 +29,11 @@ bool eliminateDeadCode(Function& f);
 bool raiseGelu(Function& f);
 // Replaces an op by an earlier identical one (same op, operands, attributes).
 bool eliminateCommonSubexpressions(Function& f);
+// Rewrites transpose(A B) (the product possibly summed over batch dims and reshaped to drop
+// leading unit dims) as B^T A^T, so a weight gradient's GEMM writes the weight's layout.
+// Run on the program the plan is made from, after the search: it changes the program's
+// shape, not its cost.
+bool foldProductTransposes(Function& f);
 // Gives each reader of a large elementwise value built only from iotas and much smaller
 // operands (a one-hot mask) its own copy of the ops that make it, so no kernel stores it.
 // The last pass before the executable plan: CSE would merge the copies again.
