@@ -404,23 +404,23 @@ static void expectInterpreterResults(const Planned& p, int threads) {
 
 // The GEMMs that run on OpenBLAS where it is available: batch rows joined into one GEMM with
 // its bias, residual and relu applied to each thread's rows, both operands read transposed
-// with a tanh after, and a weight gradient summed over the batch. Large enough to split
-// over two threads.
+// with a tanh after, and a weight gradient summed over the batch. Each is over the
+// kernel's 2^24 FLOPs for OpenBLAS.
 TEST(PlanTest, SingleGemmsMatchTheInterpreter) {
   Planned p = plan(R"(
-func @f(input %x: f32[4,64,128], input %w: f32[128,96], input %b: f32[96], input %r: f32[4,64,96], input %a: f32[128,80], input %c: f32[96,128], input %g: f32[4,64,96]) -> (y: f32[4,64,96], t: f32[80,96], dw: f32[1,128,96]) {
-  %p = matmul(%x, %w) : f32[4,64,96]
-  %bb = broadcast(%b) {shape = [4, 64, 96]} : f32[4,64,96]
-  %h = add(%p, %bb) : f32[4,64,96]
-  %s = add(%r, %h) : f32[4,64,96]
-  %y = relu(%s) : f32[4,64,96]
-  %at = transpose(%a) {perm = [1, 0]} : f32[80,128]
-  %ct = transpose(%c) {perm = [1, 0]} : f32[128,96]
-  %m = matmul(%at, %ct) : f32[80,96]
-  %t = tanh(%m) : f32[80,96]
-  %xt = transpose(%x) {perm = [0, 2, 1]} : f32[4,128,64]
-  %d = matmul(%xt, %g) : f32[4,128,96]
-  %dw = reduce_sum(%d) {axes = [0], keepdims = true} : f32[1,128,96]
+func @f(input %x: f32[8,64,128], input %w: f32[128,256], input %b: f32[256], input %r: f32[8,64,256], input %a: f32[512,160], input %c: f32[128,512], input %g: f32[8,64,256]) -> (y: f32[8,64,256], t: f32[160,128], dw: f32[1,128,256]) {
+  %p = matmul(%x, %w) : f32[8,64,256]
+  %bb = broadcast(%b) {shape = [8, 64, 256]} : f32[8,64,256]
+  %h = add(%p, %bb) : f32[8,64,256]
+  %s = add(%r, %h) : f32[8,64,256]
+  %y = relu(%s) : f32[8,64,256]
+  %at = transpose(%a) {perm = [1, 0]} : f32[160,512]
+  %ct = transpose(%c) {perm = [1, 0]} : f32[512,128]
+  %m = matmul(%at, %ct) : f32[160,128]
+  %t = tanh(%m) : f32[160,128]
+  %xt = transpose(%x) {perm = [0, 2, 1]} : f32[8,128,64]
+  %d = matmul(%xt, %g) : f32[8,128,256]
+  %dw = reduce_sum(%d) {axes = [0], keepdims = true} : f32[1,128,256]
   return %y, %t, %dw
 }
 )");

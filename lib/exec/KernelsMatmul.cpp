@@ -213,7 +213,7 @@ public:
       }
     if (!a.stored(cur)) throw Error("step 'matmul': its result is never stored");
     dstId_ = a.num.id(cur);
-    if (openblas::available() && (po.len() == 0 || cur == epilogueEnd) &&
+    if (flops_ >= kBlasFlops && openblas::available() && (po.len() == 0 || cur == epilogueEnd) &&
         blasGemm(ad, as, bd, bs, od, os, blas_) && (po.len() == 0 || blas_.ldc == blas_.n)) {
       useBlas_ = true;
       if (po.len() > 0) bindEpilogue(a, *mm);
@@ -295,7 +295,7 @@ public:
     srcId_ = a.num.id(x);
     weiId_ = a.num.id(mm.operand(1));
     dstId_ = a.num.id(red->result(0));
-    if (openblas::available() && blasSized(k, n, rows)) {
+    if (flops_ >= kBlasFlops && openblas::available() && blasSized(k, n, rows)) {
       blas_ = {true, false, k, n, rows, k, n, n};
       useBlas_ = true;
       return true;
@@ -366,6 +366,10 @@ public:
 
 private:
   static constexpr double kParallelFlops = 1 << 20;
+  // Below this, oneDNN: OpenBLAS's fixed cost per call (a locked buffer pool, contended when
+  // several thread devices call at once: 9 -> 16 us for 64^3) outweighs its faster loops.
+  // The GPT fixture's Adam step on 2 thread devices took 5.5 ms on OpenBLAS, 3.1 on oneDNN.
+  static constexpr double kBlasFlops = 1 << 24;
   double flops_ = 0; // 2 m n k (times the batch)
   int64_t srcId_, weiId_, dstId_;
   bool useBlas_ = false;
