@@ -24,8 +24,12 @@ using SetThreadsFn = void (*)(int);
 
 SgemmFn gemmFn = nullptr;
 std::string loadError = "shardc was built without libopenblas0-pthread";
+std::string choice; // SHARDC_GEMM, read once with the loading
 
+// Runs once, before any GEMM: the environment is read and set here only.
 void load() {
+  if (const char* c = std::getenv("SHARDC_GEMM")) choice = c;
+  if (choice == "onednn") return;
 #ifdef SHARDC_OPENBLAS_LIBRARY
   // OpenBLAS 0.3.21 takes recent AVX-512 Intel cores for an SSE3 "Prescott" (several times
   // slower); a user's own setting wins.
@@ -35,7 +39,8 @@ void load() {
     setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
   void* lib = dlopen(SHARDC_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    loadError = dlerror();
+    const char* e = dlerror();
+    loadError = e ? e : std::string("cannot open ") + SHARDC_OPENBLAS_LIBRARY;
     return;
   }
   auto gemm = reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"));
@@ -58,14 +63,13 @@ SgemmFn loaded() {
 } // namespace
 
 bool available() {
-  const char* choice = std::getenv("SHARDC_GEMM");
-  std::string c = choice ? choice : "";
-  if (c == "onednn") return false;
-  if (c == "openblas" && !loaded())
+  bool ok = loaded() != nullptr;
+  if (choice == "onednn") return false;
+  if (choice == "openblas" && !ok)
     throw Error("SHARDC_GEMM=openblas, but OpenBLAS could not be loaded: " + loadError);
-  if (!c.empty() && c != "openblas")
-    throw Error("SHARDC_GEMM='" + c + "': expected openblas or onednn");
-  return loaded() != nullptr;
+  if (!choice.empty() && choice != "openblas")
+    throw Error("SHARDC_GEMM='" + choice + "': expected openblas or onednn");
+  return ok;
 }
 
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
