@@ -82,6 +82,33 @@ func @f(input %a: f32[64,128], input %b: f32[128,256]) -> (c: f32[64,256], d: f3
   EXPECT_NEAR(g.computeSeconds, want + 5e-6, 1e-12);
 }
 
+// Thread devices on a 2-core host whose figures were measured with both cores: each of d
+// devices gets 2/d cores, so a roofline term stretches by d, and the fixed costs stretch only
+// once the devices outnumber the cores.
+TEST(CostModelTest, DevicesSharingCoresSplitThroughputAndTakeTurnsForFixedCosts) {
+  auto m = testing::parseIR(R"(
+func @f(input %a: f32[64,128], input %b: f32[128,256]) -> (c: f32[64,256]) {
+  %c = matmul(%a, %b) : f32[64,256]
+  return %c
+})");
+  ASSERT_TRUE(m);
+  Target t = testTarget();
+  t.gemmOverhead = 5e-6;
+  t.computeUnits = 2;
+  t.deviceComputeUnits = 2;
+  double roofline = 2.0 * 64 * 128 * 256 / 0.5e12, fixed = 1e-6 + 5e-6;
+  auto seconds = [&](const char* mesh) {
+    return makeAnalyticCostModel(t)->evaluate(*m->functions()[0], Mesh::parse(mesh)).computeSeconds;
+  };
+  EXPECT_NEAR(seconds("data=1"), roofline + fixed, 1e-12);
+  EXPECT_NEAR(seconds("data=2"), 2 * roofline + fixed, 1e-12);
+  EXPECT_NEAR(seconds("data=4"), 4 * roofline + 2 * fixed, 1e-12);
+  // Figures of one core each (MPI ranks of one thread): two devices fit side by side.
+  t.deviceComputeUnits = 1;
+  EXPECT_NEAR(seconds("data=2"), roofline + fixed, 1e-12);
+  EXPECT_NEAR(seconds("data=4"), 2 * roofline + 2 * fixed, 1e-12);
+}
+
 TEST(CostModelTest, ConvFlopsComeFromTheRegistry) {
   // 2 * Cin * Kh * Kw per output element: 2 * 3 * 3 * 3 * (1 * 4 * 8 * 8).
   auto m = testing::parseIR(R"(

@@ -79,6 +79,10 @@ TEST(TargetTest, ParsesEveryField) {
   EXPECT_EQ(t.devicesPerNode, 4);
   EXPECT_DOUBLE_EQ(t.interNode.latency, 1e-5);
   EXPECT_EQ(t.computeUnits, 0);
+  EXPECT_EQ(t.deviceComputeUnits, 1); // default
+  Target shared = parseTarget(kValid + "compute_units: 2\ndevice_compute_units: 2\n", "t.yaml");
+  EXPECT_EQ(shared.computeUnits, 2);
+  EXPECT_EQ(shared.deviceComputeUnits, 2);
 }
 
 TEST(TargetTest, ErrorsNameTheFileAndField) {
@@ -94,6 +98,10 @@ TEST(TargetTest, ErrorsNameTheFileAndField) {
             "t.yaml:6: field 'devices_per_node' must be at least 1 (got 0)");
   EXPECT_EQ(errorOf(replaced("devices_per_node: 4", "devices_per_node: 2.5")),
             "t.yaml:6: field 'devices_per_node' must be an integer (got 2.5)");
+  EXPECT_EQ(errorOf(kValid + "compute_units: 2\ndevice_compute_units: 4\n"),
+            "t.yaml:11: field 'device_compute_units' (4) exceeds compute_units (2)");
+  EXPECT_EQ(errorOf(kValid + "device_compute_units: 0\n"),
+            "t.yaml:10: field 'device_compute_units' must be at least 1 (got 0)");
   EXPECT_EQ(errorOf(replaced("latency: 1e-6", "latency: -1")),
             "t.yaml:7: field 'intra_node.latency' must be zero or positive (got -1)");
   EXPECT_EQ(errorOf(replaced("bandwidth: 1e9,", "bandwidth: fast,")),

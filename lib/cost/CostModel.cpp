@@ -80,6 +80,13 @@ public:
                                                           : r.memory.inputs;
       slot += a->type().bytes();
     }
+    // Devices sharing a host's cores (see Target::computeUnits).
+    double d = static_cast<double>(r.devices), throughputSlower = 1, fixedSlower = 1;
+    if (t_.computeUnits > 0) {
+      double units = static_cast<double>(t_.computeUnits);
+      throughputSlower = std::max(1.0, d * static_cast<double>(t_.deviceComputeUnits) / units);
+      fixedSlower = std::max(1.0, d / units);
+    }
     std::map<DType, double> flopsByType;
     std::vector<TensorType> in, out;
     for (const auto& op : f.ops()) {
@@ -102,21 +109,18 @@ public:
       DType dt = out.empty() ? DType::F32 : out[0].dtype;
       r.flops += flops;
       flopsByType[dt] += flops;
-      double seconds = std::max(flops / (t_.flopsFor(dt) * t_.computeEfficiency),
-                                bytes / (t_.memoryBandwidth * t_.memoryEfficiency)) +
-                       t_.opOverhead + (isGemm(op->name()) ? t_.gemmOverhead : 0);
+      double seconds =
+          throughputSlower * std::max(flops / (t_.flopsFor(dt) * t_.computeEfficiency),
+                                      bytes / (t_.memoryBandwidth * t_.memoryEfficiency)) +
+          fixedSlower * (t_.opOverhead + (isGemm(op->name()) ? t_.gemmOverhead : 0));
       r.computeSeconds += seconds;
       r.computeByOp[op->name()] += seconds;
     }
-    if (t_.computeUnits > 0 && r.devices > t_.computeUnits) {
-      double slower = static_cast<double>(r.devices) / static_cast<double>(t_.computeUnits);
-      r.computeSeconds *= slower;
-      for (auto& [name, sec] : r.computeByOp)
-        sec *= slower;
-      r.commSeconds *= slower;
-      for (CollectiveCost& c : r.collectives)
-        c.seconds *= slower;
-    }
+    // A collective's copies and waits run on the devices' own threads, which take turns
+    // once they outnumber the cores.
+    r.commSeconds *= fixedSlower;
+    for (CollectiveCost& c : r.collectives)
+      c.seconds *= fixedSlower;
     r.stepSeconds = r.computeSeconds + r.commSeconds;
     r.memory.activations = peakActivationBytes(f);
     DType main = DType::F32;

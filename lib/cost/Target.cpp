@@ -153,7 +153,8 @@ Target parseTarget(const std::string& text, const std::string& filename) {
   auto f = r.fields(root, "",
                     {"name", "description", "peak_flops", "memory_bandwidth", "memory_capacity",
                      "compute_efficiency", "memory_efficiency", "op_overhead", "gemm_overhead",
-                     "devices_per_node", "intra_node", "inter_node", "compute_units", "info"});
+                     "devices_per_node", "intra_node", "inter_node", "compute_units",
+                     "device_compute_units", "info"});
   auto optional = [&](const char* key) -> const YAML::Node* {
     auto it = f.find(key);
     return it == f.end() ? nullptr : &it->second;
@@ -177,6 +178,12 @@ Target parseTarget(const std::string& text, const std::string& filename) {
   t.interNode = r.link(r.require(f, "inter_node"), "inter_node");
   if (const YAML::Node* n = optional("compute_units"))
     t.computeUnits = r.integer(*n, "compute_units", 0);
+  if (const YAML::Node* n = optional("device_compute_units")) {
+    t.deviceComputeUnits = r.integer(*n, "device_compute_units", 1);
+    if (t.computeUnits > 0 && t.deviceComputeUnits > t.computeUnits)
+      r.fail(n->Mark(), "field 'device_compute_units' (" + std::to_string(t.deviceComputeUnits) +
+                            ") exceeds compute_units (" + std::to_string(t.computeUnits) + ")");
+  }
   if (const YAML::Node* n = optional("info")) r.fields(*n, "info", {});
   return t;
 }

@@ -42,14 +42,24 @@ double seconds(const std::function<void()>& fn) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Median of `runs` timed calls, after one untimed warm-up.
-double medianSeconds(int runs, const std::function<void()>& fn) {
-  fn();
+// The lower quartile of `runs` timed calls after `warmup` untimed ones, or untimed ones for
+// at least 50 ms when `warmup` is 0 (collectives need the same count of calls on every
+// device). Both against this host's noise, which only ever slows a call: a process's first
+// milliseconds run slower (a 512^3 matmul took up to 1.6x its settled time over its first
+// 20 ms), and other tenants slow whole stretches of 100 ms and more (1.5x on the same
+// matmul), where a median follows them.
+double quartileSeconds(int runs, const std::function<void()>& fn, int warmup = 0) {
+  if (warmup > 0)
+    for (int i = 0; i < warmup; ++i)
+      fn();
+  else
+    for (double warm = 0; warm < 0.05;)
+      warm += seconds(fn);
   std::vector<double> t;
   for (int i = 0; i < runs; ++i)
     t.push_back(seconds(fn));
   std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return t[t.size() / 4];
 }
 
 Tensor ones(const TensorType& t) {
@@ -78,7 +88,7 @@ struct OneOp {
   double time(int runs) const {
     std::vector<Tensor> args{ones(op->operand(0)->type()), ones(op->operand(1)->type())};
     CompiledFunction cf(*f, buildPlan(*f), intraOpThreads(1, 0));
-    return medianSeconds(runs, [&] { cf.run(args); });
+    return quartileSeconds(runs, [&] { cf.run(args); });
   }
 };
 
@@ -93,11 +103,13 @@ struct ElementwiseFit {
   bool fitted; // false: noise hid the size effect, and the largest add's rate stands in
 };
 
-// Elementwise adds of several sizes, fitted by least squares to T = overhead + bytes /
-// bandwidth: the small sizes the models here use are mostly in cache, where one large add
-// would understate the rate several times over. On a loaded machine (or under sanitizers)
-// the noise can exceed the size effect and give a slope of zero or below; then the largest
-// add's bytes / time, a lower bound on the rate, is used and the file says so.
+// Elementwise adds of several sizes, fitted to T = overhead + bytes / bandwidth: the small
+// sizes the models here use are mostly in cache, where one large add would understate the
+// rate several times over. The fit minimizes relative residuals (weights 1 / T^2): plain least
+// squares lets a few percent of noise on the largest add, hundreds of microseconds, land in the
+// intercept, the per-op overhead. On a loaded machine (or under sanitizers) the noise can
+// exceed the size effect and give a slope of zero or below; then the largest add's bytes /
+// time, a lower bound on the rate, is used and the file says so.
 ElementwiseFit fitElementwise(const Sizes& s) {
   std::vector<double> xs, ts;
   for (int64_t n = 256; n <= s.addN; n *= 4) {
@@ -105,12 +117,14 @@ ElementwiseFit fitElementwise(const Sizes& s) {
     xs.push_back(m.cost().second);
     ts.push_back(m.time(s.runs));
   }
-  double k = static_cast<double>(xs.size()), sx = 0, st = 0, sxx = 0, sxt = 0;
-  for (size_t i = 0; i < xs.size(); ++i)
-    sx += xs[i], st += ts[i], sxx += xs[i] * xs[i], sxt += xs[i] * ts[i];
-  double slope = (k * sxt - sx * st) / (k * sxx - sx * sx);
+  double sw = 0, sx = 0, st = 0, sxx = 0, sxt = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double w = 1 / (ts[i] * ts[i]);
+    sw += w, sx += w * xs[i], st += w * ts[i], sxx += w * xs[i] * xs[i], sxt += w * xs[i] * ts[i];
+  }
+  double slope = (sw * sxt - sx * st) / (sw * sxx - sx * sx);
   if (!(slope > 0)) return {xs.back() / ts.back(), 0.0, false};
-  double intercept = (st - slope * sx) / k;
+  double intercept = (st - slope * sx) / sw;
   return {1 / slope, std::max(intercept, 0.0), true};
 }
 
@@ -127,7 +141,7 @@ double opOverhead(const Sizes& s) {
   f->addResult("r", v);
   std::vector<Tensor> args{ones(x->type())};
   CompiledFunction cf(*f, buildPlan(*f), intraOpThreads(1, 0));
-  return medianSeconds(s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
+  return quartileSeconds(s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
 }
 
 // What a small GEMM takes beyond its FLOPs at the large GEMM's rate and the runtime's
@@ -143,13 +157,14 @@ double gemmOverhead(const Sizes& s, double rate, double opOverhead) {
   return std::max(0.0, extra[extra.size() / 2]);
 }
 
-// all_reduce over every device, timed on device 0: the median seconds for f32[1] and
+// all_reduce over every device, timed on device 0: the lower-quartile seconds for f32[1] and
 // f32[big]. Each device's first all_reduce is untimed and lines the devices up.
 std::pair<double, double> allReduceTimes(Collectives& c, const Sizes& s) {
   std::vector<std::string> axes{c.mesh().axes()[0].name};
   auto timeOf = [&](int64_t n) {
     Tensor t = ones({DType::F32, {n}});
-    return medianSeconds(s.runs, [&] { c.allReduce(t, axes); });
+    return quartileSeconds(
+        s.runs, [&] { c.allReduce(t, axes); }, 1);
   };
   double small = timeOf(1);
   return {small, timeOf(s.reduceBig)};
@@ -213,7 +228,7 @@ std::string calibrate(const CalibrateOptions& o) {
   if (o.mpi && !underMpi)
     throw Error("--mpi measures MPI collectives between ranks: run `mpirun -np 2 shardc "
                 "calibrate --mpi`");
-  Sizes s = o.quick ? Sizes{3, 64, 1 << 16, 200, 1 << 16} : Sizes{7, 512, 1 << 20, 2000, 1 << 20};
+  Sizes s = o.quick ? Sizes{3, 64, 1 << 16, 200, 1 << 16} : Sizes{9, 512, 1 << 20, 2000, 1 << 20};
 
   // Every rank takes part in the MPI measurement; then rank 0 alone measures the rest.
   std::optional<LinkSpec> mpiLink;
@@ -246,12 +261,12 @@ std::string calibrate(const CalibrateOptions& o) {
     << " threads per device) reaches here.\n"
     << "name: calibrated\n"
     << "description: \"shardc's runtime on " << hostName() << ", measured " << utcNow() << "\"\n"
-    << "peak_flops:            # matmul " << n << "x" << n << "x" << n << ", median of " << s.runs
-    << " runs\n";
+    << "peak_flops:            # matmul " << n << "x" << n << "x" << n << ", lower quartile of "
+    << s.runs << " runs\n";
   for (const auto& [dt, f] : flops)
     y << "  " << dtypeName(dt) << ": " << num(f) << "\n";
   y << "memory_bandwidth: " << num(bandwidth) << "  # adds of f32[256] to f32[" << s.addN
-    << (add.fitted ? "] fitted to T = op_overhead + bytes / bandwidth\n"
+    << (add.fitted ? "] fitted to T = op_overhead + bytes / bandwidth (relative residuals)\n"
                    : "]: timing noise hid the size effect; the largest add's bytes / time\n")
     << "memory_capacity: " << num(memory) << "   # MemTotal in /proc/meminfo\n"
     << "compute_efficiency: 1   # the figures above are reached, not peaks\n"
@@ -261,8 +276,13 @@ std::string calibrate(const CalibrateOptions& o) {
     << " chained softmaxes of f32[1,1]\n"
     << "gemm_overhead: " << num(gemm)
     << "   # median of matmuls of 16^3 to 128^3 beyond flops / peak and op_overhead\n"
-    << "devices_per_node: " << threads << "     # one device per hardware thread\n"
+    << (underMpi ? "devices_per_node: 1     # every rank reaches the others through MPI "
+                   "(inter_node)\n"
+                 : "devices_per_node: " + std::to_string(kMaxThreadDevices) +
+                       "   # a process's thread devices share its memory (intra_node)\n")
     << "compute_units: " << threads << "        # std::thread::hardware_concurrency\n"
+    << "device_compute_units: " << intraOpThreads(1, 0)
+    << "   # the threads the figures above were measured with\n"
     << "intra_node:             # all_reduce of f32[1] and f32[" << big
     << "] on 2 thread devices,\n"
     << "                        # fitted to the cost model's ring: T = 2 latency + bytes / "

@@ -144,8 +144,6 @@ public:
   const std::map<std::string, double>& secondsByStep() const { return secondsByStep_; }
 
 private:
-  static constexpr int64_t kMaxThreadDevices = 256;
-
   // Device d's step on its arguments `args` (tied results replace their arguments); returns
   // its untied results (the compiled runtime's are copied out only when they are kept).
   std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm, bool keep) {

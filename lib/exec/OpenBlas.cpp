@@ -37,7 +37,17 @@ void load() {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
     setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+  // Its pool is made when it loads, with a thread per core unless told otherwise, and those
+  // threads spin for a while after: a GEMM right after loading ran 4x slower beside them.
+  // The caller's own setting is put back once the library has read it.
+  const char* had = std::getenv("OPENBLAS_NUM_THREADS");
+  std::string before = had ? had : "";
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
   void* lib = dlopen(SHARDC_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  if (had)
+    setenv("OPENBLAS_NUM_THREADS", before.c_str(), 1);
+  else
+    unsetenv("OPENBLAS_NUM_THREADS");
   if (!lib) {
     const char* e = dlerror();
     loadError = e ? e : std::string("cannot open ") + SHARDC_OPENBLAS_LIBRARY;

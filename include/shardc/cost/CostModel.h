@@ -4,7 +4,8 @@
 //  - Compute: per op, a roofline against the target's peaks scaled by its efficiency factors,
 //    max(FLOPs / (peak * compute_efficiency), bytes / (bandwidth * memory_efficiency)), plus the
 //    target's per-op overhead. FLOPs and bytes come from the op registry's formulas. Devices
-//    that share compute units (simulated devices on a CPU) run slower by devices / units.
+//    that share a host's cores (simulated devices on a CPU) split its throughput among them
+//    and take turns for fixed costs once they outnumber the cores (Target::computeUnits).
 //  - Communication: each collective on its mesh axes with an alpha-beta model (alpha: link
 //    latency, beta: 1 / link bandwidth): ring algorithms, and a tree for all-reduce when it is
 //    faster. Devices are laid out on nodes in mesh order (device d on node d / devices_per_node,

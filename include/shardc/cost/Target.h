@@ -31,9 +31,13 @@ struct Target {
   int64_t devicesPerNode = 1; // devices sharing the fast link
   LinkSpec intraNode;         // within a node (NVLink, RDU-to-RDU)
   LinkSpec interNode;         // between nodes (InfiniBand, Ethernet)
-  // Devices that share this many compute units run slower when there are more of them than
-  // units (simulated devices on a CPU); 0: every device has its own.
+  // Simulated devices on a CPU share the host's compute units (cores); 0: every device has
+  // its own hardware. The figures above were measured by one device on deviceComputeUnits of
+  // them. With d devices on the host, each gets computeUnits / d units: FLOP- and byte-bound
+  // time stretches by d * deviceComputeUnits / computeUnits, fixed costs (op overheads, link
+  // latencies) only once devices outnumber units, by d / computeUnits (never below 1).
   int64_t computeUnits = 0;
+  int64_t deviceComputeUnits = 1;
 
   // Peak FLOP/s for a dtype: its own figure, else f32's.
   double flopsFor(DType t) const;

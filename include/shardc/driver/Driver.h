@@ -70,6 +70,9 @@ struct RunOptions {
   int threads = 0;         // threads of the process, over its devices (0: every usable core)
 };
 
+// The most devices `run` simulates as threads of one process (more need mpirun).
+inline constexpr int64_t kMaxThreadDevices = 256;
+
 // Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy.
 void runPef(const RunOptions& options);
 
