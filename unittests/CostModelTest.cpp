@@ -109,6 +109,29 @@ func @f(input %a: f32[64,128], input %b: f32[128,256]) -> (c: f32[64,256]) {
   EXPECT_NEAR(seconds("data=4"), 2 * roofline + 2 * fixed, 1e-12);
 }
 
+// Attention's batched products pay per matrix of the batch; a batch on the left operand alone
+// (activations times a weight) is one GEMM of more rows and pays once.
+TEST(CostModelTest, BatchedMatmulsPayPerMatrix) {
+  auto m = testing::parseIR(R"(
+func @f(input %a: f32[4,3,8,8], input %b: f32[4,3,8,8], input %w: f32[8,8]) -> (c: f32[4,3,8,8], d: f32[4,3,8,8]) {
+  %c = matmul(%a, %b) : f32[4,3,8,8]
+  %d = matmul(%a, %w) : f32[4,3,8,8]
+  return %c, %d
+})");
+  ASSERT_TRUE(m);
+  Target t = testTarget();
+  t.opOverhead = 0;
+  t.gemmOverhead = 5e-6;
+  t.gemmBatchOverhead = 1e-6;
+  CostReport r = makeAnalyticCostModel(t)->evaluate(*m->functions()[0], Mesh());
+  double flops = 2.0 * 12 * 8 * 8 * 8;
+  double batched = 4.0 * 3 * (12 * 8 * 8), weight = 4.0 * (2 * 12 * 8 * 8 + 8 * 8);
+  EXPECT_NEAR(r.computeSeconds,
+              std::max(flops / 0.5e12, batched / 0.5e11) + 5e-6 + 11 * 1e-6 +
+                  std::max(flops / 0.5e12, weight / 0.5e11) + 5e-6,
+              1e-12);
+}
+
 TEST(CostModelTest, ConvFlopsComeFromTheRegistry) {
   // 2 * Cin * Kh * Kw per output element: 2 * 3 * 3 * 3 * (1 * 4 * 8 * 8).
   auto m = testing::parseIR(R"(

@@ -52,6 +52,18 @@ bool isGemm(const std::string& op) {
   return op == "matmul" || op.rfind("conv2d", 0) == 0;
 }
 
+// A library call's fixed cost: per call, and for a batched matmul per matrix past the first.
+// A batch on the left operand alone is one GEMM of more rows.
+double libraryOverhead(const Target& t, const Op& op, const std::vector<TensorType>& in,
+                       const std::vector<TensorType>& out) {
+  if (!isGemm(op.name())) return 0;
+  double matrices = 1;
+  if (op.name() == "matmul" && in.size() == 2 && in[1].rank() > 2)
+    for (size_t i = 0; i + 2 < out[0].shape.size(); ++i)
+      matrices *= static_cast<double>(out[0].shape[i]);
+  return t.gemmOverhead + std::max(0.0, matrices - 1) * t.gemmBatchOverhead;
+}
+
 std::string fmtTime(double s) {
   char buf[32];
   if (s >= 1)
@@ -112,7 +124,7 @@ public:
       double seconds =
           throughputSlower * std::max(flops / (t_.flopsFor(dt) * t_.computeEfficiency),
                                       bytes / (t_.memoryBandwidth * t_.memoryEfficiency)) +
-          fixedSlower * (t_.opOverhead + (isGemm(op->name()) ? t_.gemmOverhead : 0));
+          fixedSlower * (t_.opOverhead + libraryOverhead(t_, *op, in, out));
       r.computeSeconds += seconds;
       r.computeByOp[op->name()] += seconds;
     }

@@ -153,8 +153,8 @@ Target parseTarget(const std::string& text, const std::string& filename) {
   auto f = r.fields(root, "",
                     {"name", "description", "peak_flops", "memory_bandwidth", "memory_capacity",
                      "compute_efficiency", "memory_efficiency", "op_overhead", "gemm_overhead",
-                     "devices_per_node", "intra_node", "inter_node", "compute_units",
-                     "device_compute_units", "info"});
+                     "gemm_batch_overhead", "devices_per_node", "intra_node", "inter_node",
+                     "compute_units", "device_compute_units", "info"});
   auto optional = [&](const char* key) -> const YAML::Node* {
     auto it = f.find(key);
     return it == f.end() ? nullptr : &it->second;
@@ -173,6 +173,8 @@ Target parseTarget(const std::string& text, const std::string& filename) {
     t.opOverhead = r.nonNegative(*n, "op_overhead");
   if (const YAML::Node* n = optional("gemm_overhead"))
     t.gemmOverhead = r.nonNegative(*n, "gemm_overhead");
+  if (const YAML::Node* n = optional("gemm_batch_overhead"))
+    t.gemmBatchOverhead = r.nonNegative(*n, "gemm_batch_overhead");
   t.devicesPerNode = r.integer(r.require(f, "devices_per_node"), "devices_per_node", 1);
   t.intraNode = r.link(r.require(f, "intra_node"), "intra_node");
   t.interNode = r.link(r.require(f, "inter_node"), "inter_node");

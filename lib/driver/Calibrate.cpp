@@ -157,6 +157,18 @@ double gemmOverhead(const Sizes& s, double rate, double opOverhead) {
   return std::max(0.0, extra[extra.size() / 2]);
 }
 
+// What each matrix past the first adds to a batched matmul beyond its FLOPs at the large
+// GEMM's rate: attention's many small products (8x8x8 here) pay for every matrix of the batch.
+double gemmBatchOverhead(const Sizes& s, double rate) {
+  constexpr int64_t kBatch = 128;
+  auto time = [&](int64_t batch) {
+    OneOp m("matmul", {DType::F32, {batch, 8, 8}});
+    return m.time(s.runs) - m.cost().first / rate;
+  };
+  double one = time(1);
+  return std::max(0.0, (time(kBatch) - one) / static_cast<double>(kBatch - 1));
+}
+
 // all_reduce over every device, timed on device 0: the lower-quartile seconds for f32[1] and
 // f32[big]. Each device's first all_reduce is untimed and lines the devices up.
 std::pair<double, double> allReduceTimes(Collectives& c, const Sizes& s) {
@@ -249,6 +261,7 @@ std::string calibrate(const CalibrateOptions& o) {
   // An op's fixed cost: what an add pays beyond its bytes, at least a tiny op's cost.
   double overhead = std::max(add.overhead, opOverhead(s));
   double gemm = gemmOverhead(s, flops[DType::F32], overhead);
+  double perMatrix = gemmBatchOverhead(s, flops[DType::F32]);
   double memory = memTotalBytes();
   LinkSpec intra = threadLink(s);
   LinkSpec inter = mpiLink ? *mpiLink : loadTarget("cpu").interNode;
@@ -276,6 +289,8 @@ std::string calibrate(const CalibrateOptions& o) {
     << " chained softmaxes of f32[1,1]\n"
     << "gemm_overhead: " << num(gemm)
     << "   # median of matmuls of 16^3 to 128^3 beyond flops / peak and op_overhead\n"
+    << "gemm_batch_overhead: " << num(perMatrix)
+    << "   # f32[128,8,8] x f32[128,8,8] against f32[1,8,8] x f32[1,8,8], per matrix\n"
     << (underMpi ? "devices_per_node: 1     # every rank reaches the others through MPI "
                    "(inter_node)\n"
                  : "devices_per_node: " + std::to_string(kMaxThreadDevices) +
@@ -307,7 +322,8 @@ std::string calibrate(const CalibrateOptions& o) {
       << g(flops[DType::BF16]) << ", f16 " << g(flops[DType::F16]) << "\n"
       << "  elementwise add: " << g(bandwidth) << " GB/s\n"
       << "  per-op overhead: " << num(overhead * 1e6)
-      << " us, more per GEMM call: " << num(gemm * 1e6) << " us\n"
+      << " us, more per GEMM call: " << num(gemm * 1e6)
+      << " us and per matrix of a batch: " << num(perMatrix * 1e6) << " us\n"
       << "  memory: " << g(memory) << " GB\n"
       << "  all_reduce, 2 thread devices: latency " << num(intra.latency * 1e6) << " us, bandwidth "
       << g(intra.bandwidth) << " GB/s\n";

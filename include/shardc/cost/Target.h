@@ -26,11 +26,12 @@ struct Target {
   // Fractions of peak that real kernels reach (roofline efficiency factors).
   double computeEfficiency = 1;
   double memoryEfficiency = 1;
-  double opOverhead = 0;      // seconds per op launched (kernel launch / section switch)
-  double gemmOverhead = 0;    // seconds more per matmul or convolution (a library call)
-  int64_t devicesPerNode = 1; // devices sharing the fast link
-  LinkSpec intraNode;         // within a node (NVLink, RDU-to-RDU)
-  LinkSpec interNode;         // between nodes (InfiniBand, Ethernet)
+  double opOverhead = 0;        // seconds per op launched (kernel launch / section switch)
+  double gemmOverhead = 0;      // seconds more per matmul or convolution (a library call)
+  double gemmBatchOverhead = 0; // seconds more per matrix of a batched matmul past the first
+  int64_t devicesPerNode = 1;   // devices sharing the fast link
+  LinkSpec intraNode;           // within a node (NVLink, RDU-to-RDU)
+  LinkSpec interNode;           // between nodes (InfiniBand, Ethernet)
   // Simulated devices on a CPU share the host's compute units (cores); 0: every device has
   // its own hardware. The figures above were measured by one device on deviceComputeUnits of
   // them. With d devices on the host, each gets computeUnits / d units: FLOP- and byte-bound
