@@ -10,7 +10,9 @@
 #include "shardc/transforms/Passes.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
+#include <future>
 
 using namespace shardc;
 using namespace shardc::testing;
@@ -154,6 +156,26 @@ TEST(CollectivesTest, AllReduceSumsInGroupRankOrder) {
     EXPECT_TRUE(same(t, f32({1}, {1})));
   for (const Tensor& t : run({"model", "data"})) // devices 0, 2, 1, 3
     EXPECT_TRUE(same(t, f32({1}, {0})));
+}
+
+// A collective waits for its group only: devices 0 and 1 finish their all_reduce over `model`
+// while devices 2 and 3 are still waiting for that news, before their own.
+TEST(CollectivesTest, GroupsDoNotWaitForOtherGroups) {
+  Mesh m = Mesh::parse("data=2,model=2");
+  std::promise<void> done;
+  std::shared_future<void> news = done.get_future().share();
+  std::vector<char> heard(4, 0); // one byte per device: no two threads share one
+  onDevices(m, [&](Collectives& c) {
+    int64_t d = c.device();
+    if (d >= 2)
+      heard[static_cast<size_t>(d)] =
+          news.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    Tensor sum = c.allReduce(f32({1}, {1}), {"model"});
+    if (d == 0) done.set_value();
+    return sum;
+  });
+  EXPECT_TRUE(heard[2]);
+  EXPECT_TRUE(heard[3]);
 }
 
 TEST(CollectivesTest, AllReduce) {

@@ -9,48 +9,61 @@
 
 namespace shardc {
 
-ThreadWorld::ThreadWorld(Mesh mesh) : mesh_(std::move(mesh)) {
-  size_t n = static_cast<size_t>(mesh_.numDevices());
-  for (auto& boxes : mailboxes_)
-    boxes.assign(n, std::vector<Tensor>(n));
+ThreadWorld::Group::Group(size_t n) : size(static_cast<int64_t>(n)) {
+  for (auto& b : boxes)
+    b.resize(n * n);
+}
+
+ThreadWorld::Group& ThreadWorld::group(const std::string& axes, int64_t first, int64_t size) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& g = groups_[{axes, first}];
+  if (!g) g = std::make_unique<Group>(static_cast<size_t>(size));
+  return *g;
 }
 
 void ThreadWorld::abort() {
-  std::lock_guard<std::mutex> lock(mutex_);
   aborted_ = true;
-  arrived_.notify_all();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [key, g] : groups_) {
+    std::lock_guard<std::mutex> groupLock(g->mutex); // no waiter misses the news
+    g->arrived.notify_all();
+  }
 }
 
-void ThreadWorld::barrier() {
-  std::unique_lock<std::mutex> lock(mutex_);
+void ThreadWorld::barrier(Group& g) {
+  std::unique_lock<std::mutex> lock(g.mutex);
   if (aborted_) throw DeviceAborted();
-  if (++waiting_ == mesh_.numDevices()) {
-    waiting_ = 0;
-    ++generation_;
-    arrived_.notify_all();
+  if (++g.waiting == g.size) {
+    g.waiting = 0;
+    ++g.generation;
+    g.arrived.notify_all();
     return;
   }
-  uint64_t gen = generation_;
-  arrived_.wait(lock, [&] { return generation_ != gen || aborted_; });
-  if (generation_ == gen) throw DeviceAborted();
+  uint64_t gen = g.generation;
+  g.arrived.wait(lock, [&] { return g.generation != gen || aborted_; });
+  if (g.generation == gen) throw DeviceAborted();
 }
 
 std::vector<Tensor> ThreadCollectives::exchange(const std::vector<std::string>& axes,
                                                 const std::vector<Tensor>& send,
                                                 const std::vector<TensorType>& recvTypes) {
-  auto& boxes = world_.mailboxes_[round_++ % 2];
-  size_t me = static_cast<size_t>(device_);
+  std::string key;
+  for (const std::string& a : axes)
+    key += (key.empty() ? "" : ",") + a;
+  int64_t n = groupSize(axes);
+  ThreadWorld::Group& g = world_.group(key, groupDevice(axes, 0), n);
+  auto& boxes = g.boxes[rounds_[&g]++ % 2];
+  size_t me = static_cast<size_t>(groupRank(axes)), size = static_cast<size_t>(n);
   for (size_t r = 0; r < send.size(); ++r)
-    boxes[static_cast<size_t>(groupDevice(axes, static_cast<int64_t>(r)))][me] = send[r];
-  // The barrier's mutex orders every device's writes above before the reads below.
-  world_.barrier();
+    boxes[r * size + me] = send[r];
+  // The barrier's mutex orders every member's writes above before the reads below.
+  world_.barrier(g);
   std::vector<Tensor> got;
   for (size_t r = 0; r < recvTypes.size(); ++r) {
-    int64_t from = groupDevice(axes, static_cast<int64_t>(r));
-    got.push_back(std::move(boxes[me][static_cast<size_t>(from)]));
+    got.push_back(std::move(boxes[me * size + r]));
     if (got.back().type() != recvTypes[r])
-      throw Error("device " + std::to_string(from) + " sent " + got.back().type().str() +
-                  ", expected " + recvTypes[r].str());
+      throw Error("device " + std::to_string(groupDevice(axes, static_cast<int64_t>(r))) +
+                  " sent " + got.back().type().str() + ", expected " + recvTypes[r].str());
   }
   return got;
 }

@@ -4,8 +4,11 @@
 
 #include "shardc/runtime/Collectives.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 
@@ -19,32 +22,42 @@ public:
   DeviceAborted() : std::runtime_error("aborted: another device failed") {}
 };
 
-// What the devices of one run share: the mailboxes and a barrier that abort() releases.
+// What the devices of one run share: per group of devices that exchange (one per mesh axes
+// and coordinates on the other axes), mailboxes and a barrier; abort() releases them all.
 class ThreadWorld {
 public:
-  explicit ThreadWorld(Mesh mesh);
+  explicit ThreadWorld(Mesh mesh) : mesh_(std::move(mesh)) {}
   const Mesh& mesh() const { return mesh_; }
   // Makes every device waiting in a collective, now or later, throw DeviceAborted.
   void abort();
 
 private:
   friend class ThreadCollectives;
-  // Waits until every device has arrived; throws DeviceAborted after abort().
-  void barrier();
+  struct Group {
+    explicit Group(size_t size);
+    std::mutex mutex;
+    std::condition_variable arrived;
+    int64_t size, waiting = 0;
+    uint64_t generation = 0;
+    // boxes[round % 2][to * size + from], by rank in the group. Two sets, so a device
+    // already sending in round k+1 cannot overwrite what a slower one has still to read
+    // from round k: reaching round k+2 takes every member past round k+1's barrier.
+    std::vector<Tensor> boxes[2];
+  };
+  // The group whose first member is `first` for the axes `axes` ("data,model"), made on the
+  // first call.
+  Group& group(const std::string& axes, int64_t first, int64_t size);
+  // Waits until every member of `g` has arrived; throws DeviceAborted after abort().
+  void barrier(Group& g);
 
   Mesh mesh_;
-  std::mutex mutex_;
-  std::condition_variable arrived_;
-  int64_t waiting_ = 0;
-  uint64_t generation_ = 0;
-  bool aborted_ = false;
-  // mailboxes_[round % 2][to][from]. Two sets, so a device already sending in round k+1
-  // cannot overwrite what a slower device has still to read from round k.
-  std::vector<std::vector<Tensor>> mailboxes_[2];
+  std::mutex mutex_; // guards groups_
+  std::map<std::pair<std::string, int64_t>, std::unique_ptr<Group>> groups_;
+  std::atomic<bool> aborted_ = false;
 };
 
-// One device of a ThreadWorld. Every collective ends in a barrier over the whole world,
-// which is correct for subgroups too because every device runs the same collectives (SPMD).
+// One device of a ThreadWorld. A collective waits only for the devices of its group: each
+// group's exchanges come in the same order on all its members (SPMD), so its rounds pair up.
 class ThreadCollectives : public Collectives {
 public:
   ThreadCollectives(ThreadWorld& world, int64_t device) : world_(world), device_(device) {}
@@ -59,7 +72,7 @@ protected:
 private:
   ThreadWorld& world_;
   int64_t device_;
-  uint64_t round_ = 0;
+  std::map<ThreadWorld::Group*, uint64_t> rounds_; // exchanges done in each group
 };
 
 // Runs `body` on every device of `mesh`, each on its own thread, and returns each device's
