@@ -402,6 +402,55 @@ static void expectInterpreterResults(const Planned& p, int threads) {
         << p.f().results()[r].name << ", " << threads << " threads";
 }
 
+// A cross-entropy's one-hot selections: the row sums pick label[r]'s element, and a label
+// out of range (ignored, -100, or past the classes) gives 0, as the full sum does. The second
+// selects from a broadcast (the gradient's row sums), with i32 labels.
+TEST(PlanTest, OneHotRowSumsMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @f(input %x: f32[6,40], input %l: i64[6], input %g: f32[6,1], input %k: i32[6,1]) -> (loss: f32[6], s: f32[6,1]) {
+  %lp = log_softmax(%x) {axis = 1} : f32[6,40]
+  %l1 = reshape(%l) {shape = [6, 1]} : i64[6,1]
+  %c = iota() {axis = 1, dtype = i64, shape = [6, 40]} : i64[6,40]
+  %hit = compare(%c, %l1) {direction = "eq"} : i1[6,40]
+  %zero = constant() {value = dense<f32[], [0.0]>} : f32[]
+  %w = where(%hit, %lp, %zero) : f32[6,40]
+  %loss = reduce_sum(%w) {axes = [1], keepdims = false} : f32[6]
+  %gb = broadcast(%g) {shape = [6, 40]} : f32[6,40]
+  %zb = broadcast(%zero) {shape = [6, 40]} : f32[6,40]
+  %c2 = iota() {axis = 1, dtype = i32, shape = [6, 40]} : i32[6,40]
+  %hit2 = compare(%k, %c2) {direction = "eq"} : i1[6,40]
+  %w2 = where(%hit2, %gb, %zb) : f32[6,40]
+  %s = reduce_sum(%w2) {axes = [1], keepdims = true} : f32[6,1]
+  return %loss, %s
+}
+)");
+  ASSERT_TRUE(p.m);
+  const PlanStep* pick = p.stepOf("reduce_sum");
+  ASSERT_TRUE(pick) << describePlan(p.plan, p.f());
+  EXPECT_GE(pick->ops.size(), 3u) << describePlan(p.plan, p.f()); // compare, where, reduce_sum
+  std::vector<Tensor> args;
+  for (size_t a = 0; a < p.f().numArguments(); ++a)
+    args.emplace_back(p.f().argument(a)->type());
+  for (int64_t i = 0; i < 240; ++i)
+    args[0].setDouble(i, 0.1 * static_cast<double>((i * 7) % 23) - 1);
+  std::vector<int64_t> labels = {0, 39, 17, -100, 40, 5};
+  for (int64_t i = 0; i < 6; ++i) {
+    args[1].setInt(i, labels[static_cast<size_t>(i)]);
+    args[2].setDouble(i, 0.5 + static_cast<double>(i));
+    args[3].setInt(i, labels[static_cast<size_t>(5 - i)]);
+  }
+  std::vector<Tensor> want = interpret(p.f(), args);
+  for (int threads : {1, 2}) {
+    std::vector<Tensor> got = runCompiled(p.f(), args, nullptr, threads);
+    for (size_t r = 0; r < want.size(); ++r)
+      EXPECT_TRUE(nearReference(got[r], want[r], want[r])) << p.f().results()[r].name;
+    EXPECT_EQ(got[0].getDouble(3), 0.0); // ignored
+    EXPECT_EQ(got[0].getDouble(4), 0.0); // past the last class
+    EXPECT_EQ(got[1].getDouble(0), 0.5); // label 5: g[0]
+    EXPECT_EQ(got[1].getDouble(1), 0.0); // label 40, past the last class
+  }
+}
+
 // The GEMMs that run on OpenBLAS where it is available: batch rows joined into one GEMM with
 // its bias, residual and relu applied to each thread's rows, both operands read transposed
 // with a tanh after, and a weight gradient summed over the batch. Each is over the

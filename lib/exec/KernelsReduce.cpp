@@ -2,7 +2,9 @@
 // [outer, reduced, inner] runs: trailing axes reduce row by row, leading axes by adding rows
 // (a bias gradient), and anything else walks the reduced index space per output element.
 // Row and column reductions may take an elementwise prologue (Fusion.cpp) that makes their
-// operand block by block, so the operand is never stored.
+// operand block by block, so the operand is never stored. A row sum of a one-hot selection,
+// where(iota == label, x, 0) (a cross-entropy's pick of each label's log-probability, and a
+// row sum of its gradient), reads the one element per row that can be nonzero.
 #include "Kernel.h"
 #include "LaneProgram.h"
 #include "VecMath.h"
@@ -110,6 +112,7 @@ public:
       std::vector<const Op*> pro(a.ops.begin(), a.ops.end() - 1);
       prologue_ = std::make_unique<LaneProgram>(a, pro, kChunk);
       xSlot_ = prologue_->slot(op.operand(0));
+      if (mode_ == Mode::Rows && count_ == shape_.back()) findOneHot(a, *op.operand(0));
     }
   }
 
@@ -119,7 +122,9 @@ public:
     float scale = kind_ == Kind::Mean ? 1.0f / static_cast<float>(count_) : 1.0f;
     int64_t total = numel(shape_);
     int t = total >= (1 << 15) ? ctx.threads : 1;
-    if (prologue_) {
+    if (label_ >= 0) {
+      pickRows(ctx, y, scale);
+    } else if (prologue_) {
       withPrologue(ctx, y, scale, t);
     } else if (mode_ == Mode::Rows) {
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
@@ -154,6 +159,60 @@ public:
 private:
   enum class Mode { Rows, Columns, General };
   static constexpr int64_t kChunk = 1024; // prologue elements per evaluation
+
+  // Sets label_ when the reduced operand (made in the step) is where(iota == label, x, 0)
+  // with the iota counting along the reduced last axis and one stored integer label per row.
+  void findOneHot(const BindArgs& a, const Value& reduced) {
+    auto inStep = [&](const Value* v) {
+      const Op* d = v->definingOp();
+      return d && std::find(a.ops.begin(), a.ops.end(), d) != a.ops.end() ? d : nullptr;
+    };
+    const Op* w = inStep(&reduced);
+    if (!w || w->name() != "where" || !isZero(a, w->operand(2), inStep)) return;
+    const Op* c = inStep(w->operand(0));
+    if (!c || c->name() != "compare" || c->attrs().getString("direction") != "eq") return;
+    int64_t last = static_cast<int64_t>(shape_.size()) - 1;
+    for (int side = 0; side < 2; ++side) {
+      const Op* iota = c->operand(side)->definingOp(); // in the step, or a bind-time constant
+      const Value* label = c->operand(1 - side);
+      const TensorType& lt = label->type();
+      if (!iota || iota->name() != "iota" || iota->result(0)->type().shape != shape_ ||
+          *normalizeAxis(iota->attrs().getInt("axis"), last + 1) != last ||
+          (lt.dtype != DType::I64 && lt.dtype != DType::I32) || inStep(label) || !a.stored(label) ||
+          lt.rank() != last + 1 || lt.shape.back() != 1 ||
+          !std::equal(shape_.begin(), shape_.end() - 1, lt.shape.begin()))
+        continue;
+      label_ = a.num.id(label);
+      labelIs64_ = lt.dtype == DType::I64;
+      return;
+    }
+  }
+
+  // A constant zero, perhaps broadcast or reshaped in the step.
+  template <class InStep> static bool isZero(const BindArgs& a, const Value* v, InStep&& inStep) {
+    while (const Op* d = inStep(v)) {
+      if (d->name() != "broadcast" && d->name() != "reshape") return false;
+      v = d->operand(0);
+    }
+    auto it = a.constants.find(a.num.id(v));
+    if (it == a.constants.end()) return false;
+    for (int64_t i = 0; i < it->second.numel(); ++i)
+      if (it->second.getDouble(i) != 0) return false;
+    return true;
+  }
+
+  // y[r] = x[r, label[r]] (0 when the label is out of range), x made by the prologue one
+  // element at a time.
+  void pickRows(ExecContext& ctx, float* y, float scale) {
+    prologue_->prepare(ctx);
+    const uint8_t* label = ctx.ptr[static_cast<size_t>(label_)];
+    for (int64_t r = 0; r < rows_; ++r) {
+      int64_t j = labelIs64_ ? reinterpret_cast<const int64_t*>(label)[r]
+                             : reinterpret_cast<const int32_t*>(label)[r];
+      y[r] =
+          j >= 0 && j < n_ ? prologue_->evalBlock(ctx, r * n_ + j, 1, 0)[xSlot_][0] * scale : 0.0f;
+    }
+  }
 
   // The operand's elements [p, p + len) from the prologue, chunk by chunk, each passed to
   // `take(chunk, offset in the range, length)`.
@@ -229,6 +288,8 @@ private:
   int64_t x_ = -1, y_ = -1;
   std::unique_ptr<LaneProgram> prologue_;
   int xSlot_ = -1;
+  int64_t label_ = -1; // a one-hot selection's labels (findOneHot), else -1
+  bool labelIs64_ = true;
   std::vector<float> partial_; // a column reduction's accumulator per thread
 };
 
