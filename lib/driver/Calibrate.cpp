@@ -42,13 +42,12 @@ double seconds(const std::function<void()>& fn) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The lower quartile of `runs` timed calls after `warmup` untimed ones, or untimed ones for
-// at least 50 ms when `warmup` is 0 (collectives need the same count of calls on every
-// device). Both against this host's noise, which only ever slows a call: a process's first
-// milliseconds run slower (a 512^3 matmul took up to 1.6x its settled time over its first
-// 20 ms), and other tenants slow whole stretches of 100 ms and more (1.5x on the same
-// matmul), where a median follows them.
-double quartileSeconds(int runs, const std::function<void()>& fn, int warmup = 0) {
+// The median of `runs` timed calls after `warmup` untimed ones, or untimed ones for at least
+// 50 ms when `warmup` is 0 (collectives need the same count of calls on every device): a
+// process's first milliseconds run slower here (a 512^3 matmul took up to 1.6x its settled
+// time over its first 20 ms), and figures measured cold would not describe a step of a run.
+// A median, as `run --stats` reports steps, so that figures and measurements agree.
+double medianSeconds(int runs, const std::function<void()>& fn, int warmup = 0) {
   if (warmup > 0)
     for (int i = 0; i < warmup; ++i)
       fn();
@@ -59,7 +58,7 @@ double quartileSeconds(int runs, const std::function<void()>& fn, int warmup = 0
   for (int i = 0; i < runs; ++i)
     t.push_back(seconds(fn));
   std::sort(t.begin(), t.end());
-  return t[t.size() / 4];
+  return t[t.size() / 2];
 }
 
 Tensor ones(const TensorType& t) {
@@ -88,7 +87,7 @@ struct OneOp {
   double time(int runs) const {
     std::vector<Tensor> args{ones(op->operand(0)->type()), ones(op->operand(1)->type())};
     CompiledFunction cf(*f, buildPlan(*f), intraOpThreads(1, 0));
-    return quartileSeconds(runs, [&] { cf.run(args); });
+    return medianSeconds(runs, [&] { cf.run(args); });
   }
 };
 
@@ -141,7 +140,7 @@ double opOverhead(const Sizes& s) {
   f->addResult("r", v);
   std::vector<Tensor> args{ones(x->type())};
   CompiledFunction cf(*f, buildPlan(*f), intraOpThreads(1, 0));
-  return quartileSeconds(s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
+  return medianSeconds(s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
 }
 
 // What a small GEMM takes beyond its FLOPs at the large GEMM's rate and the runtime's
@@ -169,13 +168,13 @@ double gemmBatchOverhead(const Sizes& s, double rate) {
   return std::max(0.0, (time(kBatch) - one) / static_cast<double>(kBatch - 1));
 }
 
-// all_reduce over every device, timed on device 0: the lower-quartile seconds for f32[1] and
+// all_reduce over every device, timed on device 0: the median seconds for f32[1] and
 // f32[big]. Each device's first all_reduce is untimed and lines the devices up.
 std::pair<double, double> allReduceTimes(Collectives& c, const Sizes& s) {
   std::vector<std::string> axes{c.mesh().axes()[0].name};
   auto timeOf = [&](int64_t n) {
     Tensor t = ones({DType::F32, {n}});
-    return quartileSeconds(
+    return medianSeconds(
         s.runs, [&] { c.allReduce(t, axes); }, 1);
   };
   double small = timeOf(1);
@@ -274,8 +273,8 @@ std::string calibrate(const CalibrateOptions& o) {
     << " threads per device) reaches here.\n"
     << "name: calibrated\n"
     << "description: \"shardc's runtime on " << hostName() << ", measured " << utcNow() << "\"\n"
-    << "peak_flops:            # matmul " << n << "x" << n << "x" << n << ", lower quartile of "
-    << s.runs << " runs\n";
+    << "peak_flops:            # matmul " << n << "x" << n << "x" << n << ", median of " << s.runs
+    << " runs\n";
   for (const auto& [dt, f] : flops)
     y << "  " << dtypeName(dt) << ": " << num(f) << "\n";
   y << "memory_bandwidth: " << num(bandwidth) << "  # adds of f32[256] to f32[" << s.addN
