@@ -451,6 +451,35 @@ func @f(input %x: f32[6,40], input %l: i64[6], input %g: f32[6,1], input %k: i32
   }
 }
 
+// When the step also stores values of its prologue (the mask, read again by a gradient, or
+// here the selected values), the row sums read whole rows, so that those are written in full.
+TEST(PlanTest, OneHotRowSumsKeepWhatTheStepStores) {
+  Planned p = plan(R"(
+func @f(input %x: f32[6,40], input %l: i64[6,1]) -> (loss: f32[6], hit: i1[6,40], nx: f32[6,40]) {
+  %c = iota() {axis = 1, dtype = i64, shape = [6, 40]} : i64[6,40]
+  %hit = compare(%c, %l) {direction = "eq"} : i1[6,40]
+  %zero = constant() {value = dense<f32[], [0.0]>} : f32[]
+  %nx = neg(%x) : f32[6,40]
+  %w = where(%hit, %nx, %zero) : f32[6,40]
+  %loss = reduce_sum(%w) {axes = [1], keepdims = false} : f32[6]
+  return %loss, %hit, %nx
+}
+)");
+  ASSERT_TRUE(p.m);
+  std::vector<Tensor> args{Tensor(p.f().argument(0)->type()), Tensor(p.f().argument(1)->type())};
+  for (int64_t i = 0; i < 240; ++i)
+    args[0].setDouble(i, 0.1 * static_cast<double>(i % 17) - 0.8);
+  for (int64_t i = 0; i < 6; ++i)
+    args[1].setInt(i, (i * 13) % 45);
+  std::vector<Tensor> want = interpret(p.f(), args);
+  for (int threads : {1, 2}) {
+    std::vector<Tensor> got = runCompiled(p.f(), args, nullptr, threads);
+    for (size_t r = 0; r < want.size(); ++r)
+      EXPECT_TRUE(nearReference(got[r], want[r], want[r])) << p.f().results()[r].name << "\n"
+                                                           << describePlan(p.plan, p.f());
+  }
+}
+
 // The GEMMs that run on OpenBLAS where it is available: batch rows joined into one GEMM with
 // its bias, residual and relu applied to each thread's rows, both operands read transposed
 // with a tanh after, and a weight gradient summed over the batch. Each is over the

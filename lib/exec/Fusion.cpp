@@ -189,9 +189,12 @@ private:
     if (g < 0 || groups_[static_cast<size_t>(g)].kernel != "fused_elementwise") return;
     for (int64_t m : groups_[static_cast<size_t>(g)].ops)
       for (size_t k = 0; k < ops_[static_cast<size_t>(m)]->numResults(); ++k)
-        for (const Use& u : ops_[static_cast<size_t>(m)]->result(k)->uses())
-          if (groupOf_[static_cast<size_t>(index_.at(u.user))] != g && index_.at(u.user) < r)
+        for (const Use& u : ops_[static_cast<size_t>(m)]->result(k)->uses()) {
+          auto reader = index_.find(u.user); // none: a function result, read after every op
+          if (reader != index_.end() && groupOf_[static_cast<size_t>(reader->second)] != g &&
+              reader->second < r)
             return;
+        }
     std::vector<int64_t> moved = groups_[static_cast<size_t>(g)].ops;
     for (int64_t m : moved)
       moveTo(m, groupOf_[static_cast<size_t>(r)]);

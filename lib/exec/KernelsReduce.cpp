@@ -112,7 +112,8 @@ public:
       std::vector<const Op*> pro(a.ops.begin(), a.ops.end() - 1);
       prologue_ = std::make_unique<LaneProgram>(a, pro, kChunk);
       xSlot_ = prologue_->slot(op.operand(0));
-      if (mode_ == Mode::Rows && count_ == shape_.back()) findOneHot(a, *op.operand(0));
+      if (mode_ == Mode::Rows && count_ == shape_.back() && numel(shape_) > 0)
+        findOneHot(a, *op.operand(0));
     }
   }
 
@@ -161,8 +162,13 @@ private:
   static constexpr int64_t kChunk = 1024; // prologue elements per evaluation
 
   // Sets label_ when the reduced operand (made in the step) is where(iota == label, x, 0)
-  // with the iota counting along the reduced last axis and one stored integer label per row.
+  // with the iota counting along the reduced last axis and one stored integer label per row,
+  // and the step stores nothing else (picking one element per row would leave the rest of a
+  // stored intermediate unwritten).
   void findOneHot(const BindArgs& a, const Value& reduced) {
+    for (const Op* o : a.ops)
+      for (size_t r = 0; o != &a.anchor() && r < o->numResults(); ++r)
+        if (a.stored(o->result(r))) return;
     auto inStep = [&](const Value* v) {
       const Op* d = v->definingOp();
       return d && std::find(a.ops.begin(), a.ops.end(), d) != a.ops.end() ? d : nullptr;
@@ -209,8 +215,10 @@ private:
     for (int64_t r = 0; r < rows_; ++r) {
       int64_t j = labelIs64_ ? reinterpret_cast<const int64_t*>(label)[r]
                              : reinterpret_cast<const int32_t*>(label)[r];
-      y[r] =
-          j >= 0 && j < n_ ? prologue_->evalBlock(ctx, r * n_ + j, 1, 0)[xSlot_][0] * scale : 0.0f;
+      // 0 + x, as the full sum starting from +0 gives for x = -0.
+      y[r] = j >= 0 && j < n_
+                 ? (0.0f + prologue_->evalBlock(ctx, r * n_ + j, 1, 0)[xSlot_][0]) * scale
+                 : 0.0f;
     }
   }
 
