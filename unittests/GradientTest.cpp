@@ -154,6 +154,7 @@ std::vector<GradCase> cases() {
   cs.push_back({"slice",
                 {x3},
                 {{"start", Ints{0, 1, 1}}, {"limit", Ints{2, 3, 4}}, {"stride", Ints{1, 1, 2}}}});
+  cs.push_back({"reverse", {x3}, {{"axes", Ints{0, 2}}}});
   cs.push_back({"concat", {x, Arg{f64t({1, 3})}, x}, {{"axis", 0}}});
   cs.push_back({"split", {x3}, {{"axis", 2}, {"sizes", Ints{1, 3}}}});
   cs.push_back({"pad", {x}, {{"low", Ints{1, 0}}, {"high", Ints{0, 2}}, {"interior", Ints{1, 1}}}});

@@ -27,7 +27,7 @@ const std::set<std::string> kNumericallyTested = {
     // NormOpTest.cpp
     "softmax", "log_softmax", "layer_norm",
     // ShapeOpTest.cpp
-    "transpose", "reshape", "broadcast", "slice", "concat", "split", "pad",
+    "transpose", "reshape", "broadcast", "slice", "reverse", "concat", "split", "pad",
     // IndexOpTest.cpp
     "constant", "iota", "gather", "scatter_add",
     // ConvOpTest.cpp
@@ -109,6 +109,7 @@ std::vector<FlopCase> flopCases() {
       {"reshape", {x}, {{"shape", Ints{6}}}, 0},
       {"broadcast", {row}, {{"shape", Ints{2, 3}}}, 0},
       {"slice", {x}, {{"start", Ints{0, 0}}, {"limit", Ints{2, 2}}, {"stride", Ints{1, 1}}}, 0},
+      {"reverse", {x}, {{"axes", Ints{1}}}, 0},
       {"concat", {x, x}, {{"axis", 0}}, 0},
       {"split", {x}, {{"axis", 1}, {"sizes", Ints{1, 2}}}, 0},
       {"constant", {}, {{"value", value}}, 0},

@@ -220,6 +220,34 @@ TEST(PlanTest, CompiledMatchesTheInterpreter) {
   }
 }
 
+// Reversals are strided copies read backwards: along the last axis of rows long enough for
+// the tiled copy, along a middle axis, along several at once, of i64, and fused into a
+// slice's input (a negative-step slice). Copies are exact.
+TEST(PlanTest, ReversalsMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @rev(input %x: f32[3,20,40], input %i: i64[5,7]) -> (a: f32[3,20,40], b: f32[3,20,40], c: f32[3,20,40], d: i64[5,7], e: f32[3,7,40]) {
+  %a = reverse(%x) {axes = [2]} : f32[3,20,40]
+  %b = reverse(%x) {axes = [1]} : f32[3,20,40]
+  %c = reverse(%x) {axes = [0, 2]} : f32[3,20,40]
+  %d = reverse(%i) {axes = [0, 1]} : i64[5,7]
+  %e = slice(%b) {start = [0, 1, 0], limit = [3, 20, 40], stride = [1, 3, 1]} : f32[3,7,40]
+  return %a, %b, %c, %d, %e
+}
+)");
+  ASSERT_TRUE(p.m);
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < p.f().numArguments(); ++i) {
+    Tensor t(p.f().argument(i)->type());
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.setDouble(k, static_cast<double>(k));
+    args.push_back(std::move(t));
+  }
+  std::vector<Tensor> want = interpret(p.f(), args), got = runCompiled(p.f(), args);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(allClose(got[i], want[i], 0.0, 0.0)) << p.f().results()[i].name;
+  EXPECT_TRUE(p.plan.referenceOps().empty());
+}
+
 // A causal mask (a kept prefix per row: the fast path) and the same program with a mask that
 // is not one (the general path): both as the interpreter computes them.
 TEST(PlanTest, MaskedSoftmaxMatchesTheInterpreter) {

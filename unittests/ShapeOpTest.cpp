@@ -1,4 +1,4 @@
-// Numeric tests of the data-movement ops: transpose, reshape, broadcast, slice, concat,
+// Numeric tests of the data-movement ops: transpose, reshape, broadcast, slice, reverse, concat,
 // split. Their kernels copy raw elements, so a few cases use i64, i1 and f16 too.
 #include "OpTestUtil.h"
 
@@ -92,6 +92,23 @@ TEST(ShapeOpTest, SliceRank3AndEmpty) {
   EXPECT_NE(shapeError("slice", {x.type()}, bad), "");
   AttrDict zero = {{"start", Ints{0, 0, 0}}, {"limit", Ints{2, 2, 3}}, {"stride", Ints{1, 0, 1}}};
   EXPECT_NE(shapeError("slice", {x.type()}, zero), "");
+}
+
+TEST(ShapeOpTest, ReverseAlongAxes) {
+  // [2,3] = 0..5: rows reversed, columns reversed, both, none.
+  Tensor x = range(DType::F32, {2, 3});
+  EXPECT_TRUE(same(run1("reverse", {x}, {{"axes", Ints{0}}}), f32({2, 3}, {3, 4, 5, 0, 1, 2})));
+  EXPECT_TRUE(same(run1("reverse", {x}, {{"axes", Ints{-1}}}), f32({2, 3}, {2, 1, 0, 5, 4, 3})));
+  EXPECT_TRUE(same(run1("reverse", {x}, {{"axes", Ints{1, 0}}}), f32({2, 3}, {5, 4, 3, 2, 1, 0})));
+  EXPECT_TRUE(same(run1("reverse", {x}, {{"axes", Ints{}}}), x));
+  // Any dtype, a middle axis of rank 3, and an empty tensor.
+  Tensor y = range(DType::I64, {2, 2, 2});
+  EXPECT_TRUE(
+      same(run1("reverse", {y}, {{"axes", Ints{1}}}), i64({2, 2, 2}, {2, 3, 0, 1, 6, 7, 4, 5})));
+  EXPECT_EQ(run1("reverse", {range(DType::F32, {0, 3})}, {{"axes", Ints{0, 1}}}).type(),
+            (TensorType{DType::F32, {0, 3}}));
+  EXPECT_NE(shapeError("reverse", {x.type()}, {{"axes", Ints{2}}}), "");
+  EXPECT_NE(shapeError("reverse", {x.type()}, {{"axes", Ints{1, -1}}}), "");
 }
 
 TEST(ShapeOpTest, ConcatInnerAxis) {

@@ -89,7 +89,7 @@ namespace shardc {
 
 bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
   static const std::set<std::string_view> kAnyType = {
-      "transpose", "broadcast", "slice", "concat", "split", "pad", "reshape", "gather"};
+      "transpose", "broadcast", "slice", "reverse", "concat", "split", "pad", "reshape", "gather"};
   static const std::set<std::string_view> kFloat = {"matmul",
                                                     "conv2d",
                                                     "conv2d_backward_input",

@@ -1,5 +1,5 @@
-// Data movement of any dtype: transpose, broadcast (outside the f32 lanes), slice, concat,
-// split and pad, all as one strided copy (rows by memcpy where both sides are contiguous).
+// Data movement of any dtype: transpose, broadcast (outside the f32 lanes), slice, reverse,
+// concat, split and pad, all as one strided copy (rows by memcpy where both sides are contiguous).
 #include "Kernel.h"
 
 #include "shardc/ir/IR.h"
@@ -168,6 +168,15 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a) {
       ss.push_back(std::min(stride[d], std::max<int64_t>(xs[d], 1)) * xst[d]);
     }
     pieces.push_back({xid, whole(op.result(0)), off, 0, ss, rowMajorOf(out), out});
+  } else if (n == "reverse") { // read from the last element backwards along each axis
+    Strides ss = xst;
+    int64_t off = 0;
+    for (int64_t ax : op.attrs().getInts("axes")) {
+      auto d = static_cast<size_t>(*normalizeAxis(ax, static_cast<int64_t>(xs.size())));
+      off += (std::max<int64_t>(xs[d], 1) - 1) * xst[d];
+      ss[d] = -xst[d];
+    }
+    pieces.push_back({xid, whole(op.result(0)), off, 0, ss, xst, xs});
   } else if (n == "concat" || n == "split") {
     bool cat = n == "concat";
     const Shape& big = cat ? op.result(0)->type().shape : xs;

@@ -137,17 +137,38 @@ std::vector<Entry> slice(Context& c) {
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     c.fail("starts, ends, axes and steps must have the same length");
-  std::vector<int64_t> start(s.size(), 0), limit(s.begin(), s.end()), stride(s.size(), 1);
+  std::vector<int64_t> start(s.size(), 0), limit(s.begin(), s.end()), stride(s.size(), 1), reversed;
+  std::vector<bool> seen(s.size(), false);
   for (size_t i = 0; i < axes.size(); ++i) {
     size_t a = static_cast<size_t>(c.axis(axes[i], rank));
+    if (seen[a]) c.fail("axis " + std::to_string(axes[i]) + " is given twice");
+    seen[a] = true;
     int64_t d = s[a];
-    if (steps[i] <= 0)
-      c.fail("slices with a step of " + std::to_string(steps[i]) +
-             " are not supported yet (only positive steps)");
-    auto clampIndex = [d](int64_t v) { return std::clamp(v < 0 ? v + d : v, int64_t(0), d); };
-    start[a] = clampIndex(starts[i]);
-    limit[a] = std::max(start[a], clampIndex(ends[i]));
-    stride[a] = steps[i];
+    if (steps[i] == 0) c.fail("a slice step of 0 is invalid");
+    // Negative indices count from the end (saturating: the exporter writes +-(2^63 - 1)).
+    auto fromEnd = [d](int64_t v) { return v < 0 ? (v < -d ? -1 : v + d) : v; };
+    if (steps[i] > 0) {
+      auto clampIndex = [&](int64_t v) { return std::clamp(fromEnd(v), int64_t(0), d); };
+      start[a] = clampIndex(starts[i]);
+      limit[a] = std::max(start[a], clampIndex(ends[i]));
+      stride[a] = steps[i];
+      continue;
+    }
+    // A negative step walks from start down to (not including) end: starts clamp to
+    // [0, d-1], ends to [-1, d-1]. On the reversed axis (j -> d-1-j) that is a slice with
+    // the positive step.
+    int64_t first = std::clamp(fromEnd(starts[i]), int64_t(0), std::max<int64_t>(d - 1, 0)),
+            last = std::clamp(fromEnd(ends[i]), int64_t(-1), d - 1);
+    start[a] = d == 0 ? 0 : d - 1 - first;
+    limit[a] = std::max(start[a], d - 1 - last);
+    stride[a] = steps[i] == std::numeric_limits<int64_t>::min()
+                    ? std::numeric_limits<int64_t>::max()
+                    : -steps[i];
+    reversed.push_back(static_cast<int64_t>(a));
+  }
+  if (!reversed.empty()) {
+    std::sort(reversed.begin(), reversed.end());
+    x = c.emit("reverse", {x}, {{"axes", reversed}})[0];
   }
   return c.emit("slice", {x}, {{"start", start}, {"limit", limit}, {"stride", stride}});
 }

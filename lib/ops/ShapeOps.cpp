@@ -1,5 +1,5 @@
 // Data-movement ops that only rearrange elements: transpose, reshape, broadcast, slice,
-// concat, split. Kernels copy raw elements, so they work for every dtype.
+// reverse, concat, split. Kernels copy raw elements, so they work for every dtype.
 #include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
@@ -248,6 +248,69 @@ void registerSlice(OpRegistry& r) {
   r.add(std::move(d));
 }
 
+// Reversal: along each axis in `axes`, element j of the result is element d-1-j of the
+// operand (torch.flip; ONNX slices with negative steps). A reversed dim needs replication:
+// device i's block of the result is device n-1-i's block of the operand.
+void registerReverse(OpRegistry& r) {
+  OpDef d;
+  d.name = "reverse";
+  d.summary = "reverse the order of elements along each dim in axes";
+  d.attrs = {{"axes", AttrKind::Ints, std::nullopt}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const TensorType& x = sig.operands[0];
+    std::vector<bool> seen(static_cast<size_t>(x.rank()), false);
+    for (int64_t a : sig.attrs.getInts("axes")) {
+      auto n = normalizeAxis(a, x.rank());
+      if (!n)
+        return "axis " + std::to_string(a) + " is out of range for an operand of rank " +
+               std::to_string(x.rank());
+      if (seen[static_cast<size_t>(*n)]) return "axis " + std::to_string(a) + " is given twice";
+      seen[static_cast<size_t>(*n)] = true;
+    }
+    res = {x};
+    return std::string();
+  };
+  d.kernel = [](const KernelArgs& a) {
+    const Tensor& x = *a.inputs[0];
+    std::vector<int64_t> strides = rowMajorStrides(x.shape());
+    int64_t offset = 0;
+    for (int64_t ax : a.attrs.getInts("axes")) {
+      auto n = static_cast<size_t>(*normalizeAxis(ax, static_cast<int64_t>(x.shape().size())));
+      offset += (std::max<int64_t>(x.shape()[n], 1) - 1) * strides[n];
+      strides[n] = -strides[n];
+    }
+    if (x.numel() == 0) return std::vector<Tensor>{Tensor(x.type())};
+    return std::vector<Tensor>{
+        gatherElements(x, x.type(), viewIndexMap(x.shape(), strides, offset))};
+  };
+  d.gradient = [](const GradArgs& a) {
+    return std::vector<Value*>{
+        a.b.value("reverse", {gradOrZero(a, 0)}, {{"axes", a.op.attrs().getInts("axes")}})};
+  };
+  d.shardingRule = [](const OpSig& sig, const std::vector<TensorType>&) {
+    const TensorType& x = sig.operands[0];
+    std::vector<bool> reversed(static_cast<size_t>(x.rank()), false);
+    for (int64_t a : sig.attrs.getInts("axes"))
+      reversed[static_cast<size_t>(*normalizeAxis(a, x.rank()))] = true;
+    ShardingRule rule;
+    ShardingRule::Dims in, out;
+    for (size_t i = 0; i < x.shape.size(); ++i) {
+      if (reversed[i]) {
+        in.push_back({rule.addFactor(x.shape[i], FactorKind::NeedReplication)});
+        out.push_back({rule.addFactor(x.shape[i], FactorKind::NeedReplication)});
+      } else {
+        int f = rule.addFactor(x.shape[i]);
+        in.push_back({f});
+        out.push_back({f});
+      }
+    }
+    rule.operands = {in};
+    rule.results = {out};
+    return rule;
+  };
+  r.add(std::move(d));
+}
+
 // Concat and split: every dim but `axis` is shared; along `axis` each tensor needs
 // replication (pieces of one dimension land at different offsets). Equal pieces are the
 // exception: the whole dim is [c, w] (c pieces, needing replication, of w shared with every
@@ -475,6 +538,7 @@ void registerShapeOps(OpRegistry& r) {
   registerReshape(r);
   registerBroadcast(r);
   registerSlice(r);
+  registerReverse(r);
   registerConcat(r);
   registerSplit(r);
   registerPad(r);

@@ -614,6 +614,45 @@ case('maxunpool_overlap', 'MaxUnpool', [('x', y), ('i', ind)], [ref.reshape(1, 2
      attrs={'kernel_shape': [3, 3], 'strides': [2, 2]}, consts={'s': np.array([1, 2, 7, 6], np.int64)},
      opset=11)
 
+# Slice with negative steps (torch.flip exports starts -1, ends -(2^63 - 1), steps -1), by the
+# spec's clamping: starts to [0, d-1], ends to [-1, d-1]; mixed with a positive step.
+def onnx_slice(x, starts, ends, axes, steps):
+    index = [slice(None)] * x.ndim
+    for st, en, ax, sp in zip(starts, ends, axes, steps):
+        d = x.shape[ax]
+        st = st + d if st < 0 else st
+        en = en + d if en < 0 else en
+        lo, hi = (0, d) if sp > 0 else (0, d - 1)
+        st = min(max(st, lo), hi)
+        en = min(max(en, lo if sp > 0 else -1), hi)
+        index[ax] = list(range(st, en, sp))
+    out = x
+    for ax, ix in enumerate(index):
+        if isinstance(ix, list):
+            out = np.take(out, np.array(ix, np.int64), axis=ax)
+    return out
+big = np.iinfo(np.int64).max
+x = rng.standard_normal((5, 6, 4)).astype(f32)
+for name, st, en, ax, sp in [
+        ('flip', [-1], [-big], [1], [-1]),
+        ('flip_two', [-1, -1], [-big, -big], [0, 2], [-1, -1]),
+        ('step_m2', [4], [0], [1], [-2]),
+        ('step_m3_from_end', [-2], [-6], [1], [-3]),
+        ('start_past_end', [10], [1], [0], [-1]),
+        ('start_before_begin', [-10], [-big], [1], [-1]),
+        ('end_is_last', [3], [-1], [1], [-1]),
+        ('empty', [1], [3], [1], [-1]),
+        ('mixed', [0, 5], [5, -big], [0, 1], [2, -2]),
+        ('step_min', [3], [-big], [2], [-big - 1])]:
+    ins = {'starts': np.array(st, np.int64), 'ends': np.array(en, np.int64),
+           'axes': np.array(ax, np.int64), 'steps': np.array(sp, np.int64)}
+    case('slice_negstep_' + name, 'Slice', [('x', x)], [onnx_slice(x, st, en, ax, sp)],
+         consts=ins, opset=13)
+ints = rng.integers(-9, 9, (3, 5)).astype(np.int64)
+case('slice_negstep_i64', 'Slice', [('x', ints)], [ints[:, ::-1]], opset=13,
+     consts={'starts': np.array([-1], np.int64), 'ends': np.array([-big], np.int64),
+             'axes': np.array([1], np.int64), 'steps': np.array([-1], np.int64)})
+
 
 print('%d cases in %s' % (count, root))
 if args.runner:
