@@ -56,6 +56,11 @@ public:
     text_ += s + "\n";
     if (verbose_) std::cerr << "shardc: " << s << "\n";
   }
+  // Also on stderr without --verbose.
+  void warn(const std::string& s) {
+    text_ += "warning: " + s + "\n";
+    std::cerr << "shardc: warning: " << s << "\n";
+  }
   const std::string& text() const { return text_; }
 
 private:
@@ -68,16 +73,39 @@ struct Model {
   std::map<std::string, TensorRef> weights;
 };
 
+// Parameters the exporter merged train as one unless untied: say which, and how to export.
+void warnMergedInitializers(const CompileOptions& o,
+                            const std::map<std::string, std::vector<std::string>>& merged,
+                            CompileLog& log) {
+  for (const auto& [kept, names] : merged) {
+    std::string list;
+    for (size_t i = 0; i < names.size(); ++i)
+      list += (i ? ", '" : "'") + names[i] + "'";
+    if (o.untieInitializers) {
+      log.line("untied " + list + " from initializer '" + kept + "': each trains on its own");
+      continue;
+    }
+    log.warn(o.model + ": initializer '" + kept + "' also stands for " + list +
+             " (PyTorch's exporter merges parameters with equal values unless it exports for "
+             "training), so this training step ties them. Export with torch.onnx.export(..., "
+             "training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False), or "
+             "compile with --untie-initializers");
+  }
+}
+
 Model loadModel(const CompileOptions& o, CompileLog& log) {
   Model m;
   if (fs::path(o.model).extension() == ".onnx") {
     ImportOptions io;
     io.batchSize = o.batchSize;
+    io.untieInitializers = o.untieInitializers;
     ImportedModel im = importOnnx(o.model, io);
     m.module = std::move(im.module);
     m.weights = std::move(im.weights);
+    if (!o.inference) warnMergedInitializers(o, im.mergedInitializers, log);
     return m;
   }
+  if (o.untieInitializers) throw Error("--untie-initializers applies to ONNX models only");
   std::string text = readFile(o.model);
   DiagEngine diags(o.model);
   m.module = parseModule(text, diags);

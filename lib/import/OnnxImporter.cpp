@@ -198,6 +198,17 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   const OpTable& table = opTable();
   for (const auto& node : g.node()) {
     ctx.setNode(&node);
+    if (node.op_type() == "Identity" && node.input_size() == 1 && node.output_size() == 1 &&
+        !node.output(0).empty() && result.weights.count(node.input(0))) {
+      result.mergedInitializers[node.input(0)].push_back(node.output(0));
+      if (opts.untieInitializers) {
+        TensorRef w = result.weights.at(node.input(0));
+        Value* copy = f->addArgument(node.output(0), w->type(), ArgKind::Param);
+        result.weights[node.output(0)] = w;
+        ctx.define(node.output(0), Entry{copy, nullptr, w});
+        continue;
+      }
+    }
     std::vector<Entry> outs;
     try {
       outs = table.at(node.op_type())(ctx);

@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
                       "do not train parameters matching this shell pattern (repeatable)");
   compile->add_option("-b,--batch-size", co.batchSize, "rebind the inputs' batch dimension (dim 0)")
       ->check(CLI::PositiveNumber);
+  compile->add_flag("--untie-initializers", co.untieInitializers,
+                    "ONNX: parameters the exporter merged for having equal values (eval-mode "
+                    "exports) each get their own copy, as PyTorch trains them");
   compile->add_option("--arch", co.arch,
                       "target: native (default, = cpu), cpu, sn10, sn20, sn30, sn40l, a100, h100, "
                       "h200, or a target file PATH.yaml");

@@ -37,8 +37,9 @@ struct CompileOptions {
   std::string outputFolder = "out";
   bool inference = false;
   std::optional<int64_t> batchSize;
-  std::string arch = "native"; // a built-in target name or a target file path
-  std::string archFile;        // --arch-file: a target file; --arch must then be native
+  bool untieInitializers = false; // ONNX: parameters the exporter merged get their own copies
+  std::string arch = "native";    // a built-in target name or a target file path
+  std::string archFile;           // --arch-file: a target file; --arch must then be native
   bool verbose = false;
   bool debug = false;
   std::string logDir; // default: the PEF's folder

@@ -17,11 +17,19 @@ struct ImportOptions {
   // Size for dimension 0 of every graph input (the batch): replaces a symbolic dimension
   // or rebinds a fixed one. Required when an input has a symbolic dimension.
   std::optional<int64_t> batchSize;
+  // Give each parameter that the exporter merged into another (an Identity of an
+  // initializer, named as the parameter) its own copy of the value.
+  bool untieInitializers = false;
 };
 
 struct ImportedModel {
   std::unique_ptr<Module> module;
   std::map<std::string, TensorRef> weights; // the value of every `param` argument
+  // PyTorch's exporter outside training mode keeps one of several parameters with equal
+  // values (fresh LayerNorms' ones and zeros, zero biases) and feeds the others' names from
+  // it through Identity nodes: kept initializer -> the parameter names it stands for, in
+  // graph order. Trained as imported, they are one parameter.
+  std::map<std::string, std::vector<std::string>> mergedInitializers;
   ImportedModel();
   ImportedModel(ImportedModel&&);
   ImportedModel& operator=(ImportedModel&&);
