@@ -21,7 +21,7 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-enum class Range { Any, Positive };
+enum class Range { Any, Positive, Fraction };
 
 struct Arg {
   TensorType type;
@@ -42,12 +42,14 @@ TensorType f64t(Shape s) {
 
 Tensor makeArg(const Arg& a, std::mt19937_64& gen) {
   Tensor t(a.type);
-  std::uniform_real_distribution<double> any(-1.0, 1.0), pos(0.5, 2.0);
+  std::uniform_real_distribution<double> any(-1.0, 1.0), pos(0.5, 2.0), frac(0.1, 0.6);
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (!isFloat(a.type.dtype))
       t.setInt(i, a.ints[static_cast<size_t>(i)]);
     else
-      t.setDouble(i, a.range == Range::Positive ? pos(gen) : any(gen));
+      t.setDouble(i, a.range == Range::Positive   ? pos(gen)
+                     : a.range == Range::Fraction ? frac(gen)
+                                                  : any(gen));
   }
   return t;
 }
@@ -155,6 +157,15 @@ std::vector<GradCase> cases() {
                 {x3},
                 {{"start", Ints{0, 1, 1}}, {"limit", Ints{2, 3, 4}}, {"stride", Ints{1, 1, 2}}}});
   cs.push_back({"reverse", {x3}, {{"axes", Ints{0, 2}}}});
+  // Dropout at 0.3 of [2,3,4] with its index operands: x and the ratio (the mask holds
+  // still under the finite differences).
+  cs.push_back(
+      {"dropout",
+       {x3, Arg{f64t({}), Range::Fraction}, Arg{TensorType{DType::I64, {2}}, Range::Any, {5, 2}},
+        Arg{TensorType{DType::I64, {2, 1, 1}}, Range::Any, {0, 1}},
+        Arg{TensorType{DType::I64, {1, 3, 1}}, Range::Any, {0, 1, 2}},
+        Arg{TensorType{DType::I64, {1, 1, 4}}, Range::Any, {0, 1, 2, 3}}},
+       {{"strides", Ints{12, 4, 1}}}});
   cs.push_back({"concat", {x, Arg{f64t({1, 3})}, x}, {{"axis", 0}}});
   cs.push_back({"split", {x3}, {{"axis", 2}, {"sizes", Ints{1, 3}}}});
   cs.push_back({"pad", {x}, {{"low", Ints{1, 0}}, {"high", Ints{0, 2}}, {"interior", Ints{1, 1}}}});

@@ -34,8 +34,9 @@ const std::set<std::string> kNumericallyTested = {
     "conv2d", "max_pool2d", "avg_pool2d", "conv2d_backward_input", "conv2d_backward_filter",
     "max_pool2d_backward", "avg_pool2d_backward",
     // CollectivesTest.cpp
-    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
-    "shard_slice"};
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "shard_slice",
+    // RandomOpTest.cpp
+    "dropout"};
 
 TEST(OpRegistryTest, EveryOpHasNumericTests) {
   std::set<std::string> registered;
@@ -110,6 +111,12 @@ std::vector<FlopCase> flopCases() {
       {"broadcast", {row}, {{"shape", Ints{2, 3}}}, 0},
       {"slice", {x}, {{"start", Ints{0, 0}}, {"limit", Ints{2, 2}}, {"stride", Ints{1, 1}}}, 0},
       {"reverse", {x}, {{"axes", Ints{1}}}, 0},
+      // dropout: one multiply per element.
+      {"dropout",
+       {x, TensorType{DType::F64, {}}, TensorType{DType::I64, {2}}, TensorType{DType::I64, {2, 1}},
+        TensorType{DType::I64, {1, 3}}},
+       {{"strides", Ints{3, 1}}},
+       6},
       {"concat", {x, x}, {{"axis", 0}}, 0},
       {"split", {x}, {{"axis", 1}, {"sizes", Ints{1, 2}}}, 0},
       {"constant", {}, {{"value", value}}, 0},

@@ -248,6 +248,32 @@ func @rev(input %x: f32[3,20,40], input %i: i64[5,7]) -> (a: f32[3,20,40], b: f3
   EXPECT_TRUE(p.plan.referenceOps().empty());
 }
 
+// The native dropout kernel draws the interpreter's mask: a rank-3 tensor whose index
+// operands start past 0 (a device's block of a larger tensor) and an odd inner size.
+TEST(PlanTest, DropoutMatchesTheInterpreter) {
+  Planned p = plan(R"(
+func @drop(input %x: f32[4,33,37], input %ratio: f64[], opt_state %rng: i64[2]) -> (y: f32[4,33,37]) {
+  %i0 = iota() {shape = [4, 1, 1], axis = 0} : i64[4,1,1]
+  %c = constant() {value = dense<i64[], [4]>} : i64[]
+  %j0 = add(%i0, %c) : i64[4,1,1]
+  %i1 = iota() {shape = [1, 33, 1], axis = 1} : i64[1,33,1]
+  %i2 = iota() {shape = [1, 1, 37], axis = 2} : i64[1,1,37]
+  %y = dropout(%x, %ratio, %rng, %j0, %i1, %i2) {strides = [1221, 37, 1], stream = 3} : f32[4,33,37]
+  return %y
+}
+)");
+  ASSERT_TRUE(p.m);
+  for (double ratio : {0.0, 0.25, 1.0}) {
+    Tensor x(p.f().argument(0)->type());
+    for (int64_t k = 0; k < x.numel(); ++k)
+      x.setDouble(k, 0.01 * static_cast<double>(k % 101) - 0.5);
+    std::vector<Tensor> args{x, f64({}, {ratio}), i64({2}, {12345, 6})};
+    std::vector<Tensor> want = interpret(p.f(), args), got = runCompiled(p.f(), args);
+    EXPECT_TRUE(allClose(got[0], want[0], 1e-6, 0.0)) << ratio;
+  }
+  EXPECT_TRUE(p.plan.referenceOps().empty());
+}
+
 // A causal mask (a kept prefix per row: the fast path) and the same program with a mask that
 // is not one (the general path): both as the interpreter computes them.
 TEST(PlanTest, MaskedSoftmaxMatchesTheInterpreter) {

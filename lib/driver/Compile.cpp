@@ -71,6 +71,7 @@ private:
 struct Model {
   std::unique_ptr<Module> module;
   std::map<std::string, TensorRef> weights;
+  std::map<std::string, TensorRef> state; // opt_state the model brings (dropout's rng)
 };
 
 // Parameters the exporter merged train as one unless untied: say which, and how to export.
@@ -99,9 +100,11 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
     ImportOptions io;
     io.batchSize = o.batchSize;
     io.untieInitializers = o.untieInitializers;
+    io.training = !o.inference;
     ImportedModel im = importOnnx(o.model, io);
     m.module = std::move(im.module);
     m.weights = std::move(im.weights);
+    m.state = std::move(im.state);
     if (!o.inference) warnMergedInitializers(o, im.mergedInitializers, log);
     return m;
   }
@@ -221,9 +224,9 @@ CompileResult compileModel(const CompileOptions& o) {
     pef.buffers.push_back(
         {t, a->argKind() == ArgKind::Param ? BufferKind::Param : BufferKind::OptState});
     if (!o.estimateOnly)
-      pef.weights.emplace_back(a->name(), a->argKind() == ArgKind::OptState
-                                              ? optState.at(a->name())
-                                              : *m.weights.at(a->name()));
+      pef.weights.emplace_back(a->name(), a->argKind() == ArgKind::Param ? *m.weights.at(a->name())
+                                          : m.state.count(a->name())     ? *m.state.at(a->name())
+                                                                         : optState.at(a->name()));
     paramCount += a->type().numel();
     paramBytes += a->type().bytes();
   }

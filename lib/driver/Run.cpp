@@ -9,6 +9,7 @@
 #include "shardc/runtime/ShardTensor.h"
 #include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
+#include "shardc/train/TrainStep.h"
 
 #include <algorithm>
 #include <chrono>
@@ -226,6 +227,9 @@ void runPef(const RunOptions& o) {
       it->second = std::move(t);
     }
   }
+
+  if (auto rng = state.find(kRngStateName); rng != state.end() && o.seed)
+    rng->second.setInt(0, *o.seed);
 
   std::map<std::string, TensorType> inputTypes; // whole types
   for (const auto& in : l.pef.inputs)

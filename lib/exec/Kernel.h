@@ -65,6 +65,7 @@ std::unique_ptr<Kernel> bindReduce(const BindArgs& a);
 std::unique_ptr<Kernel> bindShape(const BindArgs& a);
 std::unique_ptr<Kernel> bindIndex(const BindArgs& a);
 std::unique_ptr<Kernel> bindPool(const BindArgs& a);
+std::unique_ptr<Kernel> bindRandom(const BindArgs& a);
 // Whether bindWide has a kernel for this single elementwise op of a dtype outside the lanes.
 bool hasWideKernel(const Op& op);
 // Runs an op's registry kernel on copies of its operands (reference fallback, collectives).

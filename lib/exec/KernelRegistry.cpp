@@ -15,7 +15,7 @@ namespace {
 
 using Binder = std::unique_ptr<Kernel> (*)(const BindArgs&);
 const Binder kFamilies[] = {bindElementwise, bindWide,  bindMatmul, bindConv, bindNorm,
-                            bindReduce,      bindShape, bindIndex,  bindPool};
+                            bindReduce,      bindShape, bindIndex,  bindPool, bindRandom};
 
 class RegistryKernel : public Kernel {
 public:
@@ -105,7 +105,8 @@ bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
                                                     "max_pool2d",
                                                     "avg_pool2d",
                                                     "max_pool2d_backward",
-                                                    "avg_pool2d_backward"};
+                                                    "avg_pool2d_backward",
+                                                    "dropout"};
   if (anchor.def().communicates || kernel == "fused_elementwise" || isLaneOp(anchor)) return true;
   if (kAnyType.count(kernel) || hasWideKernel(anchor)) return true;
   DType t = anchor.operand(kernel == "scatter_add" ? 1 : 0)->type().dtype;

@@ -2,6 +2,7 @@
 
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
+#include "shardc/train/TrainStep.h"
 #include "shardc/transforms/Passes.h"
 
 #include <cstring>
@@ -165,6 +166,16 @@ int64_t Context::axis(int64_t axis, int64_t rank) const {
   if (!n)
     fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return *n;
+}
+
+Value* Context::rngState() {
+  if (rng_) return rng_;
+  if (f_.findArgument(kRngStateName))
+    fail(std::string("the model already has an argument named '") + kRngStateName + "'");
+  TensorType t{DType::I64, {2}};
+  rng_ = f_.addArgument(kRngStateName, t, ArgKind::OptState);
+  initialState[kRngStateName] = std::make_shared<Tensor>(t);
+  return rng_;
 }
 
 Entry Context::scalar(DType t, double v) {

@@ -40,6 +40,17 @@ public:
   int64_t opset() const { return opset_; }
   Function& function() { return f_; }
 
+  // Whether the model is imported for a training step (training-mode Dropout draws masks)
+  // or for inference (it is the identity).
+  bool training() const { return training_; }
+  void setTraining(bool t) { training_ = t; }
+  // The training step's random-number state, made on first use: an opt_state argument
+  // [seed, step] (kRngStateName) starting at [0, 0]; its value is in `initialState`.
+  Value* rngState();
+  // A new stream for each random op, so that no two draw the same numbers.
+  int64_t nextRandomStream() { return streams_++; }
+  std::map<std::string, TensorRef> initialState;
+
   void define(const std::string& name, Entry e) { values_[name] = std::move(e); }
   bool isDefined(const std::string& name) const { return values_.count(name) != 0; }
   const Entry* lookup(const std::string& name) const;
@@ -53,6 +64,7 @@ public:
 
   size_t numInputs() const;
   size_t numOutputs() const { return static_cast<size_t>(node_->output_size()); }
+  const std::string& outputName(size_t i) const { return node_->output(static_cast<int>(i)); }
   bool hasInput(size_t i) const; // present and not the empty name
   TensorType inputType(size_t i);
   // Input i as an IR value (materializing a constant).
@@ -109,6 +121,9 @@ private:
   const onnx::NodeProto* node_ = nullptr;
   mutable std::set<std::string> readAttrs_;
   std::unordered_map<std::string, Entry> values_;
+  bool training_ = false;
+  Value* rng_ = nullptr;
+  int64_t streams_ = 0;
 };
 
 using ImportFn = std::function<std::vector<Entry>(Context&)>;

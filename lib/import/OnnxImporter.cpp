@@ -166,6 +166,7 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   result.module->filename = path;
   Function* f = result.module->addFunction("main");
   Context ctx(*f, path, opset);
+  ctx.setTraining(opts.training);
 
   std::map<std::string, const onnx::TensorProto*> initializers;
   for (const auto& t : g.initializer())
@@ -233,6 +234,7 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
     Entry copy = *e;
     f->addResult(vi.name(), ctx.materialize(copy));
   }
+  result.state = ctx.initialState;
   // Drop what the folding left unused and merge repeated constants.
   eliminateCommonSubexpressions(*f);
   eliminateDeadCode(*f);

@@ -134,20 +134,72 @@ std::vector<Entry> identity(Context& c) {
   return {c.in(0)};
 }
 
-// Dropout at inference is the identity; its optional mask output is all true.
+// Dropout: the identity in an inference import, and where training_mode is false or the
+// ratio 0 (its optional mask output all true). Otherwise the mask is drawn per element (the
+// dropout op: the ratio, the training step's random state, the element's global index per
+// dim as an iota, a stream of its own); a training_mode known only at run time selects
+// between the draw and x; the mask output is the same draw applied to ones.
 std::vector<Entry> dropout(Context& c) {
-  bool training = c.opset() >= 12
-                      ? c.hasInput(2) && (!c.constantInput(2) || c.constantInput(2)->getInt(0) != 0)
-                      : c.opset() < 7 && c.attrInt("is_test", 0) == 0;
-  if (training) c.fail("training-mode Dropout is not supported yet");
-  c.ignoreAttr("seed");
-  c.ignoreAttr("ratio");
+  c.ignoreAttr("seed"); // masks come from the run's seed (shardc run --seed)
   Entry x = c.in(0);
   TensorType t = c.typeOf(x);
-  Tensor mask(TensorType{DType::I1, t.shape});
-  for (int64_t i = 0; i < mask.numel(); ++i)
-    mask.setInt(i, 1);
-  return {x, c.constant(std::move(mask))};
+  bool off = !c.training();
+  std::optional<Entry> ratio, mode;
+  if (c.opset() >= 12) {
+    if (!c.hasInput(2))
+      off = true;
+    else if (const Tensor* m = c.constantInput(2))
+      off |= m->getInt(0) == 0;
+    else
+      mode = c.in(2);
+    if (!c.hasInput(1))
+      ratio = c.scalar(DType::F64, 0.5);
+    else if (const Tensor* r = c.constantInput(1)) {
+      off |= r->getDouble(0) == 0;
+      if (!(r->getDouble(0) >= 0 && r->getDouble(0) <= 1))
+        c.fail("ratio must be in [0, 1], got " + std::to_string(r->getDouble(0)));
+    }
+    if (!ratio && c.hasInput(1)) ratio = c.emit1("cast", {c.in(1)}, {{"to", DType::F64}});
+  } else {
+    // Before opset 7 the node says (is_test); from 7 to 11 Dropout has no training mode
+    // (ONNX's own tests expect the identity; PyTorch exports training at opset 12 and later).
+    off |= c.opset() >= 7 || c.attrInt("is_test", 0) != 0;
+    double r = c.attrFloat("ratio", 0.5);
+    if (!(r >= 0 && r <= 1)) c.fail("ratio must be in [0, 1], got " + std::to_string(r));
+    off |= r == 0;
+    ratio = c.scalar(DType::F64, r);
+  }
+  bool wantMask = c.numOutputs() > 1 && !c.outputName(1).empty();
+  if (off) {
+    Tensor mask(TensorType{DType::I1, t.shape});
+    for (int64_t i = 0; i < mask.numel(); ++i)
+      mask.setInt(i, 1);
+    return {x, c.constant(std::move(mask))};
+  }
+  if (!isFloat(t.dtype))
+    c.fail("training-mode Dropout needs a floating-point input, got " + t.str());
+  std::vector<Entry> operands{x, *ratio, Entry{c.rngState(), nullptr, nullptr}};
+  std::vector<int64_t> strides(t.shape.size(), 1);
+  for (size_t d = t.shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * t.shape[d];
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    std::vector<int64_t> shape(t.shape.size(), 1);
+    shape[d] = t.shape[d];
+    operands.push_back(c.emit1(
+        "iota", {}, {{"shape", shape}, {"axis", static_cast<int64_t>(d)}, {"dtype", DType::I64}}));
+  }
+  AttrDict attrs{{"strides", strides}, {"stream", c.nextRandomStream()}};
+  Entry y = c.emit1("dropout", operands, attrs);
+  auto select = [&](Entry drawn, Entry plain) {
+    return mode ? c.emit1("where", {*mode, drawn, plain}) : drawn;
+  };
+  if (!wantMask) return {select(y, x)};
+  Entry ones = c.emit1("broadcast", {c.scalar(t.dtype, 1)}, {{"shape", t.shape}});
+  operands[0] = ones;
+  Entry kept = c.emit1("dropout", operands, attrs);
+  Entry mask =
+      c.emit1("compare", {select(kept, ones), c.scalar(t.dtype, 0)}, {{"direction", "ne"}});
+  return {select(y, x), mask};
 }
 
 // numpy matmul semantics, including 1-D operands.

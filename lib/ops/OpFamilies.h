@@ -12,4 +12,5 @@ void registerIndexOps(OpRegistry& r);
 void registerConvOps(OpRegistry& r);
 void registerPoolOps(OpRegistry& r);
 void registerCollectiveOps(OpRegistry& r);
+void registerRandomOps(OpRegistry& r);
 } // namespace shardc

@@ -32,6 +32,7 @@ const OpRegistry& OpRegistry::get() {
     registerConvOps(r);
     registerPoolOps(r);
     registerCollectiveOps(r);
+    registerRandomOps(r);
     return r;
   }();
   return registry;

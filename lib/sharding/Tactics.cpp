@@ -178,7 +178,9 @@ void applyOptimizerStateSharding(const Function& f, ShardingPlan& plan, const st
   int64_t n = plan.mesh().axisSize(axis);
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
-    if (a->argKind() != ArgKind::OptState || isFixed(plan, a)) continue;
+    // Integer state (dropout's random-number state) is a few words, read whole.
+    if (a->argKind() != ArgKind::OptState || !isFloat(a->type().dtype) || isFixed(plan, a))
+      continue;
     TensorSharding s = TensorSharding::replicated(a->type().rank());
     for (size_t d = 0; d < s.dims.size(); ++d)
       if (a->type().shape[d] % n == 0) {

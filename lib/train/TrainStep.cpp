@@ -170,6 +170,17 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   }
   if (info.trained.empty())
     throw Error("no parameter has a gradient path to the loss: nothing to train");
+  if (Value* rng = f.findArgument(kRngStateName)) {
+    if (rng->argKind() != ArgKind::OptState || rng->type() != TensorType{DType::I64, {2}})
+      throw Error(std::string("argument '") + kRngStateName +
+                  "' must be the random-number state, opt_state i64[2]");
+    Tensor one(TensorType{DType::I64, {2}});
+    one.setInt(1, 1);
+    Value* next = b.value(
+        "add", {rng, b.value("constant", {},
+                             {{"value", TensorRef(std::make_shared<Tensor>(std::move(one)))}})});
+    stateUpdates.push_back({rng, next});
+  }
 
   f.clearResults();
   std::set<std::string> names;

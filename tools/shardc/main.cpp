@@ -158,6 +158,9 @@ int main(int argc, char** argv) {
                   "training: steps on the batch, outputs stacked along a new first axis; "
                   "inference: the forward pass repeated (for timing), outputs written once");
   run->add_option("--weights", ro.weights, "parameters from an .npz (as --save-weights writes)");
+  run->add_option("--seed", ro.seed,
+                  "seed of training-mode dropout's masks (default: the PEF's, 0); each step "
+                  "draws new ones");
   run->add_option("--save-weights", ro.saveWeights,
                   "write the parameters after the run to an .npz");
   run->add_flag("--stats", ro.stats,

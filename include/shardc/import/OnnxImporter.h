@@ -20,11 +20,16 @@ struct ImportOptions {
   // Give each parameter that the exporter merged into another (an Identity of an
   // initializer, named as the parameter) its own copy of the value.
   bool untieInitializers = false;
+  // Import for a training step: training-mode Dropout draws masks (else it is the identity).
+  bool training = false;
 };
 
 struct ImportedModel {
   std::unique_ptr<Module> module;
   std::map<std::string, TensorRef> weights; // the value of every `param` argument
+  // Initial values of the opt_state arguments the model itself needs (the random-number
+  // state of training-mode dropout).
+  std::map<std::string, TensorRef> state;
   // PyTorch's exporter outside training mode keeps one of several parameters with equal
   // values (fresh LayerNorms' ones and zeros, zero biases) and feeds the others' names from
   // it through Identity nodes: kept initializer -> the parameter names it stands for, in

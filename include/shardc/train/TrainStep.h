@@ -10,6 +10,11 @@
 namespace shardc {
 class Function;
 
+// The random-number state of a model with training-mode dropout: an opt_state argument
+// i64[2] = [seed, step] that the importer adds; the training step advances the step by one
+// per step, and `shardc run --seed S` sets the seed.
+inline constexpr const char* kRngStateName = "dropout.rng";
+
 struct TrainOptions {
   // Loss: "" uses the function's single floating-point scalar result; "cross-entropy"
   // (result 0 holds logits [N, C] or [N, ..., C], labels are class indices) or "mse"
