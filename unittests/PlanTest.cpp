@@ -220,6 +220,31 @@ TEST(PlanTest, CompiledMatchesTheInterpreter) {
   }
 }
 
+// A value read early through a view (the reshape of a batch norm's scale) keeps its group
+// from taking later members of its shape (the backward pass's uses of the same rsqrt): the
+// group would run after the read.
+TEST(PlanTest, AReadThroughAViewClosesTheGroup) {
+  Planned p = plan(R"(
+func @f(input %a: f32[8], input %x: f32[3,8,2]) -> (y: f32[3,8,2], z: f32[8]) {
+  %r = rsqrt(%a) : f32[8]
+  %v = reshape(%r) {shape = [8, 1]} : f32[8,1]
+  %y = mul(%x, %v) : f32[3,8,2]
+  %s = reduce_sum(%y) {axes = [0, 2]} : f32[8]
+  %z = mul(%s, %r) : f32[8]
+  return %y, %z
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_EQ(checkPlan(p.plan, p.f()), "");
+  std::vector<Tensor> args{f32({8}, {1, 2, 3, 4, 5, 6, 7, 8}), Tensor(p.f().argument(1)->type())};
+  for (int64_t k = 0; k < args[1].numel(); ++k)
+    args[1].setDouble(k, 0.1 * static_cast<double>(k));
+  std::vector<Tensor> want = interpret(p.f(), args), mag = interpret(p.f(), absoluteValues(args));
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(nearReference(got[i], want[i], mag[i])) << p.f().results()[i].name;
+}
+
 // Reversals are strided copies read backwards: along the last axis of rows long enough for
 // the tiled copy, along a middle axis, along several at once, of i64, and fused into a
 // slice's input (a negative-step slice). Copies are exact.

@@ -120,11 +120,13 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
   const Function& f = *m.module->functions()[0];
   for (size_t i = 0; i < f.numArguments() && !o.estimateOnly; ++i) {
     const Value* a = f.argument(i);
-    if (a->argKind() == ArgKind::Input) continue;
-    m.weights[a->name()] = std::make_shared<Tensor>(randomTensor(a->type(), o.seed + i, 2));
+    if (a->argKind() == ArgKind::Param)
+      m.weights[a->name()] = std::make_shared<Tensor>(randomTensor(a->type(), o.seed + i, 2));
+    else if (a->argKind() == ArgKind::OptState)
+      m.state[a->name()] = std::make_shared<Tensor>(a->type());
   }
   log.line("text IR parameters are initialized uniformly in [-1, 1) with seed " +
-           std::to_string(o.seed));
+           std::to_string(o.seed) + ", its opt_state arguments with zeros");
   return m;
 }
 

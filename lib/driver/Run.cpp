@@ -1,5 +1,6 @@
 #include "shardc/driver/Driver.h"
 #include "shardc/exec/CompiledFunction.h"
+#include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/IR.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/runtime/Interpreter.h"
@@ -9,7 +10,6 @@
 #include "shardc/runtime/ShardTensor.h"
 #include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
-#include "shardc/train/TrainStep.h"
 
 #include <algorithm>
 #include <chrono>
@@ -288,11 +288,14 @@ void runPef(const RunOptions& o) {
       std::printf("  %.6f %s\n", steps[i].first / static_cast<double>(o.steps),
                   steps[i].second.c_str());
   }
-  std::vector<std::pair<std::string, Tensor>> params;
-  if (!o.saveWeights.empty())
-    for (size_t i = 0; i < f.numArguments(); ++i)
-      if (f.argument(i)->argKind() == ArgKind::Param)
-        params.emplace_back(f.argument(i)->name(), exec.argument(i));
+  std::vector<std::pair<std::string, Tensor>> params, stateAfter;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    ArgKind kind = f.argument(i)->argKind();
+    if (kind == ArgKind::Param && !o.saveWeights.empty())
+      params.emplace_back(f.argument(i)->name(), exec.argument(i));
+    if (kind == ArgKind::OptState && !o.saveState.empty())
+      stateAfter.emplace_back(f.argument(i)->name(), exec.argument(i));
+  }
   if (mpi::launchedByMpi() && mpi::worldRank() != 0) return; // rank 0 writes the files
   std::filesystem::create_directories(o.outputDir);
   size_t k = 0;
@@ -309,6 +312,7 @@ void runPef(const RunOptions& o) {
         out);
   }
   if (!o.saveWeights.empty()) writeNpz(o.saveWeights, params);
+  if (!o.saveState.empty()) writeNpz(o.saveState, stateAfter);
 }
 
 } // namespace shardc

@@ -115,6 +115,19 @@ private:
     return it == index_.end() ? -1 : it->second;
   }
 
+  // The op whose bytes `v` reads: its producer, or through views (a reshape, a contiguous
+  // slice: marked constant, as they run in no step) the op they view; -1 for arguments and
+  // folded constants.
+  int64_t source(const Value* v) const {
+    int64_t p = producer(v);
+    while (p >= 0 && constant_[static_cast<size_t>(p)]) {
+      const Op& op = *ops_[static_cast<size_t>(p)];
+      if (op.numOperands() == 0) return -1;
+      p = producer(op.operand(0));
+    }
+    return p;
+  }
+
   void place(int64_t i) {
     const Op& op = *ops_[static_cast<size_t>(i)];
     int64_t target = -1;
@@ -148,11 +161,11 @@ private:
     }
     groups_[static_cast<size_t>(target)].ops.push_back(i);
     groupOf_[static_cast<size_t>(i)] = target;
-    // A group read from outside must run before this op: it takes no later members.
+    // A group read from outside (also through a view) must run before this op: it takes no
+    // later members.
     for (Value* v : op.operands()) {
-      int64_t p = producer(v);
-      if (p >= 0 && !constant_[static_cast<size_t>(p)] &&
-          groupOf_[static_cast<size_t>(p)] != target)
+      int64_t p = source(v);
+      if (p >= 0 && groupOf_[static_cast<size_t>(p)] != target)
         groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(p)])].open = false;
     }
   }

@@ -1,8 +1,8 @@
 #include "OnnxContext.h"
 
+#include "shardc/import/OnnxImporter.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
-#include "shardc/train/TrainStep.h"
 #include "shardc/transforms/Passes.h"
 
 #include <cstring>
@@ -168,6 +168,12 @@ int64_t Context::axis(int64_t axis, int64_t rank) const {
   return *n;
 }
 
+void Context::carry(Value* state, Entry next) {
+  for (const auto& [v, e] : carried)
+    if (v == state) fail("state '" + state->name() + "' is updated by two nodes");
+  carried.emplace_back(state, std::move(next));
+}
+
 Value* Context::rngState() {
   if (rng_) return rng_;
   if (f_.findArgument(kRngStateName))
@@ -175,6 +181,9 @@ Value* Context::rngState() {
   TensorType t{DType::I64, {2}};
   rng_ = f_.addArgument(kRngStateName, t, ArgKind::OptState);
   initialState[kRngStateName] = std::make_shared<Tensor>(t);
+  Tensor one(t);
+  one.setInt(1, 1);
+  carry(rng_, emit1("add", {Entry{rng_, nullptr, nullptr}, constant(std::move(one))}));
   return rng_;
 }
 

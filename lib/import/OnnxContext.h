@@ -49,7 +49,10 @@ public:
   Value* rngState();
   // A new stream for each random op, so that no two draw the same numbers.
   int64_t nextRandomStream() { return streams_++; }
+  // Model state (opt_state arguments) and its value after the step, tied in @main's results.
   std::map<std::string, TensorRef> initialState;
+  void carry(Value* state, Entry next);
+  std::vector<std::pair<Value*, Entry>> carried;
 
   void define(const std::string& name, Entry e) { values_[name] = std::move(e); }
   bool isDefined(const std::string& name) const { return values_.count(name) != 0; }
@@ -61,6 +64,7 @@ public:
     readAttrs_.clear();
   }
   [[noreturn]] void fail(const std::string& message) const;
+  const onnx::NodeProto& node() const { return *node_; }
 
   size_t numInputs() const;
   size_t numOutputs() const { return static_cast<size_t>(node_->output_size()); }
@@ -142,6 +146,10 @@ void registerConvImports(OpTable& t);
 void registerRecurrentImports(OpTable& t);
 void registerGridSampleImports(OpTable& t);
 void registerSignalImports(OpTable& t);
+
+// Whether a BatchNormalization node is in training mode (OnnxOpsNorm.cpp): its running
+// statistics are then state in a training import.
+bool batchNormTrains(const onnx::NodeProto& node, int64_t opset);
 
 // Decompositions shared between op families.
 Entry roundHalfToEven(Context& c, Entry x); // OnnxOpsElementwise.cpp

@@ -186,13 +186,23 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
                Entry{f->addArgument(vi.name(), inputType(vi, opts, path), ArgKind::Input), nullptr,
                      nullptr});
   }
+  // In a training import the running statistics of training-mode batch norms are state
+  // the step carries, not parameters.
+  std::set<std::string> runningStats;
+  for (const auto& node : g.node())
+    if (opts.training && node.op_type() == "BatchNormalization" && node.input_size() == 5 &&
+        onnximport::batchNormTrains(node, opset))
+      runningStats.insert({node.input(3), node.input(4)});
   for (const auto& t : g.initializer()) {
     Tensor value = tensorFromProto(t, path + ": initializer '" + t.name() + "'");
     auto ref = std::make_shared<Tensor>(std::move(value));
     // Weights are parameters; integer and bool tensors (shapes, indices, masks) are constants.
+    bool state = runningStats.count(t.name()) > 0;
     Value* param =
-        isFloat(ref->dtype()) ? f->addArgument(t.name(), ref->type(), ArgKind::Param) : nullptr;
-    if (param) result.weights[t.name()] = ref;
+        isFloat(ref->dtype())
+            ? f->addArgument(t.name(), ref->type(), state ? ArgKind::OptState : ArgKind::Param)
+            : nullptr;
+    if (param) (state ? result.state : result.weights)[t.name()] = ref;
     ctx.define(t.name(), param ? Entry{param, nullptr, ref} : Entry{nullptr, ref, nullptr});
   }
 
@@ -234,7 +244,9 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
     Entry copy = *e;
     f->addResult(vi.name(), ctx.materialize(copy));
   }
-  result.state = ctx.initialState;
+  for (auto& [state, next] : ctx.carried)
+    f->addResult(state->name(), ctx.materialize(next), static_cast<int64_t>(state->index()));
+  result.state.insert(ctx.initialState.begin(), ctx.initialState.end());
   // Drop what the folding left unused and merge repeated constants.
   eliminateCommonSubexpressions(*f);
   eliminateDeadCode(*f);

@@ -14,17 +14,21 @@ Entry perChannel(Context& c, Entry v, int64_t rank) {
   return c.emit1("reshape", {v}, {{"shape", s}});
 }
 
-// Training-mode batch norm (opset 14 on): normalizes with the batch's statistics over all
-// dims but the channels (population variance) and also returns the running mean and
-// variance, blended with `momentum`.
+// Training-mode batch norm: normalizes with the batch's statistics over all dims but the
+// channels (population variance) and returns the running mean and variance blended with
+// `momentum` as the ONNX spec computes them (opset 9-13 also the batch's mean and variance).
+// Running statistics held in initializers are state the training step carries: those are
+// updated as PyTorch updates its buffers, with the unbiased variance.
 std::vector<Entry> batchNormTraining(Context& c, Entry x) {
-  if (c.opset() < 14)
-    c.fail("training-mode BatchNormalization before opset 14 is not supported yet");
+  if (c.opset() < 9) c.fail("training-mode BatchNormalization before opset 9 is not supported yet");
   TensorType xt = c.typeOf(x);
   DType t = xt.dtype;
   std::vector<int64_t> axes{0};
   for (int64_t i = 2; i < xt.rank(); ++i)
     axes.push_back(i);
+  int64_t perChannelCount = xt.numel() / std::max<int64_t>(xt.shape[1], 1);
+  if (perChannelCount < 2)
+    c.fail("training needs more than one value per channel, got input " + xt.str());
   AttrDict r{{"axes", axes}, {"keepdims", false}};
   Entry mean = c.emit1("reduce_mean", {x}, r);
   Entry centered = c.emit1("sub", {x, perChannel(c, mean, xt.rank())});
@@ -37,16 +41,45 @@ std::vector<Entry> batchNormTraining(Context& c, Entry x) {
     return c.emit1("add", {c.emit1("mul", {running, c.scalar(t, momentum)}),
                            c.emit1("mul", {batch, c.scalar(t, 1.0f - momentum)})});
   };
-  return {y, blend(c.in(3), mean), blend(c.in(4), var)};
+  Entry runningMean = c.in(3), runningVar = c.in(4);
+  auto isState = [](const Entry& e) {
+    return e.value && e.value->isArgument() && e.value->argKind() == ArgKind::OptState;
+  };
+  Entry newMean = blend(runningMean, mean);
+  if (isState(runningMean)) c.carry(runningMean.value, newMean);
+  if (isState(runningVar)) {
+    double bessel = static_cast<double>(perChannelCount) / static_cast<double>(perChannelCount - 1);
+    c.carry(runningVar.value, blend(runningVar, c.emit1("mul", {var, c.scalar(t, bessel)})));
+  }
+  std::vector<Entry> out{y, newMean, blend(runningVar, var)};
+  if (c.opset() < 14) out.insert(out.end(), {mean, var});
+  return out;
 }
 
-// Inference batch norm: y = (x - mean) * scale / sqrt(var + eps) + bias, per channel.
+} // namespace
+
+bool batchNormTrains(const onnx::NodeProto& node, int64_t opset) {
+  if (opset >= 14) {
+    for (const auto& a : node.attribute())
+      if (a.name() == "training_mode") return a.i() != 0;
+    return false;
+  }
+  // Before opset 14 a node in training mode is one that asks for more than Y.
+  return node.output_size() > 1 && !node.output(1).empty();
+}
+
+namespace {
+
+// Inference batch norm: y = (x - mean) * scale / sqrt(var + eps) + bias, per channel. A
+// training-mode node outside a training import is this too, with its running statistics
+// (the optional outputs) unchanged.
 std::vector<Entry> batchNorm(Context& c) {
   if (c.numInputs() != 5) c.fail("needs X, scale, B, input_mean and input_var");
   Entry x = c.in(0);
   TensorType xt = c.typeOf(x);
   if (xt.rank() < 2) c.fail("needs an input of rank >= 2");
-  if (c.attrInt("training_mode", 0)) return batchNormTraining(c, x);
+  c.ignoreAttr("training_mode"); // read by batchNormTrains
+  if (c.training() && batchNormTrains(c.node(), c.opset())) return batchNormTraining(c, x);
   if (c.opset() < 7 && !c.attrInt("is_test", 0))
     c.fail("training-mode BatchNormalization is not supported yet");
   if (c.opset() < 9 && !c.attrInt("spatial", 1)) c.fail("spatial = 0 is not supported yet");
@@ -56,7 +89,11 @@ std::vector<Entry> batchNorm(Context& c) {
   Entry var = c.emit1("add", {c.in(4), c.scalar(t, c.attrFloat("epsilon", 1e-5f))});
   Entry a = c.emit1("mul", {c.in(1), c.emit1("rsqrt", {var})});
   Entry centered = c.emit1("sub", {x, channel(c.in(3))});
-  return c.emit("add", {c.emit1("mul", {centered, channel(a)}), channel(c.in(2))});
+  std::vector<Entry> out =
+      c.emit("add", {c.emit1("mul", {centered, channel(a)}), channel(c.in(2))});
+  for (size_t i = 1; i < c.numOutputs(); ++i)
+    out.push_back(c.in(i % 2 ? 3 : 4));
+  return out;
 }
 
 // LayerNormalization's optional outputs Mean and InvStdDev, over dims [axis, rank) with

@@ -26,8 +26,7 @@ std::vector<int64_t> allAxes(int64_t rank) {
 }
 
 // Adds the loss the user asked for on top of result 0; returns the loss value.
-Value* addLoss(Function& f, Builder& b, const TrainOptions& o) {
-  Value* y = f.results()[0].value;
+Value* addLoss(Function& f, Builder& b, const TrainOptions& o, Value* y) {
   const TensorType& t = y->type();
   if (!isFloat(t.dtype)) throw Error("--loss needs a floating-point first output, got " + t.str());
   if (f.findArgument(o.labels))
@@ -77,7 +76,12 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   TrainStepInfo info;
   Builder b(f);
   Value* loss;
-  std::vector<FuncResult> outputs = f.results();
+  // Results tied to arguments are the model's own state updates (running statistics, the
+  // random-number state): carried into the step as they are.
+  std::vector<FuncResult> outputs, carried;
+  for (const FuncResult& r : f.results())
+    (r.tiedArg >= 0 ? carried : outputs).push_back(r);
+  if (outputs.empty()) throw Error("the model has no output besides its state updates");
   if (o.loss.empty()) {
     std::string shown;
     for (const auto& r : outputs)
@@ -90,7 +94,7 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
     loss = outputs[0].value;
     info.lossName = outputs[0].name;
   } else {
-    loss = addLoss(f, b, o);
+    loss = addLoss(f, b, o, outputs[0].value);
     info.lossName = "loss";
     for (const auto& r : outputs)
       if (r.name == "loss")
@@ -170,18 +174,6 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   }
   if (info.trained.empty())
     throw Error("no parameter has a gradient path to the loss: nothing to train");
-  if (Value* rng = f.findArgument(kRngStateName)) {
-    if (rng->argKind() != ArgKind::OptState || rng->type() != TensorType{DType::I64, {2}})
-      throw Error(std::string("argument '") + kRngStateName +
-                  "' must be the random-number state, opt_state i64[2]");
-    Tensor one(TensorType{DType::I64, {2}});
-    one.setInt(1, 1);
-    Value* next = b.value(
-        "add", {rng, b.value("constant", {},
-                             {{"value", TensorRef(std::make_shared<Tensor>(std::move(one)))}})});
-    stateUpdates.push_back({rng, next});
-  }
-
   f.clearResults();
   std::set<std::string> names;
   auto result = [&](const std::string& name, Value* v, int64_t tied) {
@@ -196,6 +188,8 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
     result(u.param->name(), u.value, static_cast<int64_t>(u.param->index()));
   for (const Update& u : stateUpdates)
     result(u.param->name(), u.value, static_cast<int64_t>(u.param->index()));
+  for (const FuncResult& r : carried)
+    result(r.name, r.value, r.tiedArg);
   return info;
 }
 

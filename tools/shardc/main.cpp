@@ -163,6 +163,9 @@ int main(int argc, char** argv) {
                   "draws new ones");
   run->add_option("--save-weights", ro.saveWeights,
                   "write the parameters after the run to an .npz");
+  run->add_option("--save-state", ro.saveState,
+                  "write the opt_state after the run to an .npz: optimizer moments, BatchNorm "
+                  "running statistics, dropout's random-number state");
   run->add_flag("--stats", ro.stats,
                 "print the median step time, the peak bytes one device held and the time per "
                 "kernel");

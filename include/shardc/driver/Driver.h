@@ -67,6 +67,7 @@ struct RunOptions {
   std::string weights;         // .npz overriding parameter values
   std::optional<int64_t> seed; // dropout's seed (the PEF's random-number state)
   std::string saveWeights;     // .npz of the parameters after the run
+  std::string saveState;       // .npz of the opt_state after the run (optimizer, model state)
   bool stats = false;          // print step times and the peak bytes each device held
   bool reference = false;      // run through the reference interpreter instead of the plan
   int threads = 0;             // threads of the process, over its devices (0: every usable core)

@@ -13,6 +13,11 @@
 namespace shardc {
 class Module;
 
+// The random-number state of a model with training-mode dropout: an opt_state argument
+// i64[2] = [seed, step], starting at [0, 0], that the forward advances by one step per step
+// (a tied result); `shardc run --seed S` sets the seed.
+inline constexpr const char* kRngStateName = "dropout.rng";
+
 struct ImportOptions {
   // Size for dimension 0 of every graph input (the batch): replaces a symbolic dimension
   // or rebinds a fixed one. Required when an input has a symbolic dimension.
@@ -20,15 +25,18 @@ struct ImportOptions {
   // Give each parameter that the exporter merged into another (an Identity of an
   // initializer, named as the parameter) its own copy of the value.
   bool untieInitializers = false;
-  // Import for a training step: training-mode Dropout draws masks (else it is the identity).
+  // Import for a training step: training-mode Dropout draws masks and training-mode
+  // BatchNormalization normalizes with the batch's statistics and carries its running ones
+  // as state (else both are their inference forms).
   bool training = false;
 };
 
 struct ImportedModel {
   std::unique_ptr<Module> module;
   std::map<std::string, TensorRef> weights; // the value of every `param` argument
-  // Initial values of the opt_state arguments the model itself needs (the random-number
-  // state of training-mode dropout).
+  // Initial values of the opt_state arguments the model itself carries from step to step
+  // (BatchNormalization's running statistics, dropout's random-number state); @main ties a
+  // result to each, its value after the step.
   std::map<std::string, TensorRef> state;
   // PyTorch's exporter outside training mode keeps one of several parameters with equal
   // values (fresh LayerNorms' ones and zeros, zero biases) and feeds the others' names from

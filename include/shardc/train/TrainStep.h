@@ -10,11 +10,6 @@
 namespace shardc {
 class Function;
 
-// The random-number state of a model with training-mode dropout: an opt_state argument
-// i64[2] = [seed, step] that the importer adds; the training step advances the step by one
-// per step, and `shardc run --seed S` sets the seed.
-inline constexpr const char* kRngStateName = "dropout.rng";
-
 struct TrainOptions {
   // Loss: "" uses the function's single floating-point scalar result; "cross-entropy"
   // (result 0 holds logits [N, C] or [N, ..., C], labels are class indices) or "mse"
@@ -43,6 +38,7 @@ struct TrainStepInfo {
 // Rewrites `f` in place into
 //   (params, opt_state, inputs) -> (loss, [other outputs], new params tied to params,
 //                                   new opt_state tied to opt_state)
+// keeping the results `f` already ties to its arguments (the model's own state updates).
 // with the update rules of PyTorch's torch.optim.SGD / Adam / AdamW. Throws shardc::Error
 // for a missing or ambiguous loss, an unknown optimizer, or a gradient path through an op
 // without a gradient rule.
