@@ -220,6 +220,33 @@ TEST(PlanTest, CompiledMatchesTheInterpreter) {
   }
 }
 
+// Attention scores with a relative position bias broadcast over the batch (Swin): oneDNN
+// 2.6 has only its reference loop for a strided K^T with that binary post-op, so the bias
+// add runs as a lane program over the product; the numbers stay the interpreter's.
+TEST(PlanTest, ScoresWithABatchBroadcastBiasMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @scores(input %q: f32[4,3,49,32], input %k: f32[4,3,49,32], input %bias: f32[1,3,49,49]) -> (y: f32[4,3,49,49]) {
+  %kt = transpose(%k) {perm = [0, 1, 3, 2]} : f32[4,3,32,49]
+  %s = matmul(%q, %kt) : f32[4,3,49,49]
+  %y = add(%s, %bias) : f32[4,3,49,49]
+  return %y
+}
+)");
+  ASSERT_TRUE(p.m);
+  ASSERT_NE(p.stepOf("matmul"), nullptr);
+  EXPECT_EQ(p.stepOf("matmul")->ops.size(), 3u); // transpose, matmul and add: one step
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < p.f().numArguments(); ++i) {
+    Tensor t(p.f().argument(i)->type());
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.setDouble(k, 0.01 * static_cast<double>((k * 7 + static_cast<int64_t>(i)) % 23) - 0.1);
+    args.push_back(std::move(t));
+  }
+  std::vector<Tensor> want = interpret(p.f(), args), mag = interpret(p.f(), absoluteValues(args));
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  EXPECT_TRUE(nearReference(got[0], want[0], mag[0]));
+}
+
 // A value read early through a view (the reshape of a batch norm's scale) keeps its group
 // from taking later members of its shape (the backward pass's uses of the same rsqrt): the
 // group would run after the read.

@@ -225,13 +225,26 @@ public:
     weiDesc_ = dnnl_glue::f32Desc(bd, bs);
     dstDesc_ = dnnl_glue::f32Desc(od, os);
     try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(srcDesc_, weiDesc_, dstDesc_), attr,
-                                      a.dnnl->engine);
+      dnnl::matmul::desc desc(srcDesc_, weiDesc_, dstDesc_);
+      dnnl::matmul::primitive_desc pd(desc, attr, a.dnnl->engine);
       // The transposes Fusion.cpp folds are those oneDNN's GEMM takes as strides (its
       // reference loop is two orders of magnitude slower); PlanTest runs every such perm.
+      // With some post-ops (a binary operand broadcast over the batch: a relative position
+      // bias) oneDNN 2.6 takes only its reference loop: the epilogue then runs as a lane
+      // program over the product, as on OpenBLAS.
       bool folded = std::any_of(a.ops.begin(), a.ops.end(),
                                 [](const Op* op) { return op->name() == "transpose"; });
-      if (folded && std::string_view(pd.impl_info_str()).starts_with("ref"))
+      auto isRef = [](const dnnl::matmul::primitive_desc& d) {
+        return std::string_view(d.impl_info_str()).starts_with("ref");
+      };
+      if (folded && isRef(pd) && po.len() > 0 && cur == epilogueEnd) {
+        pd = dnnl::matmul::primitive_desc(desc, a.dnnl->engine);
+        binaryIds_.clear();
+        binaryPos_.clear();
+        binaryDescs_.clear();
+        bindEpilogue(a, *mm);
+      }
+      if (folded && isRef(pd))
         throw Error("internal error: oneDNN has only its reference matmul for step '" +
                     a.step.kernel + "' with transposes read as strides");
       prim_ = dnnl::matmul(pd);
@@ -351,9 +364,14 @@ public:
       src = memory(srcDesc_, ctx.dnnl->engine, ctx.scratch);
       transpose_.execute(ctx.dnnl->stream, transposed, src);
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
-                                         {DNNL_ARG_WEIGHTS, mem(weiDesc_, weiId_)},
-                                         {DNNL_ARG_DST, mem(dstDesc_, dstId_)}};
+    // With its epilogue as a lane program, the product goes to the result's bytes first.
+    uint8_t** product = epilogue_ ? &ctx.ptr[static_cast<size_t>(productId_)] : nullptr;
+    if (product) *product = productBuffer(ctx);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src},
+        {DNNL_ARG_WEIGHTS, mem(weiDesc_, weiId_)},
+        {DNNL_ARG_DST, memory(dstDesc_, ctx.dnnl->engine,
+                              product ? *product : ctx.ptr[static_cast<size_t>(dstId_)])}};
     for (size_t i = 0; i < binaryIds_.size(); ++i)
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(binaryPos_[i]) | DNNL_ARG_SRC_1,
                    mem(binaryDescs_[i], binaryIds_[i]));
@@ -362,6 +380,14 @@ public:
     prim_.execute(ctx.dnnl->stream, args);
     ctx.dnnl->stream.wait();
     if (alone) omp_set_num_threads(ctx.threads);
+    if (!product) return;
+    epilogue_->prepare(ctx);
+    int64_t n = productBytes_ / static_cast<int64_t>(sizeof(float)), block = epilogue_->block();
+    int threads = alone ? 1 : ctx.threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t p = 0; p < n; p += block)
+      epilogue_->evalBlock(ctx, p, std::min(block, n - p), omp_get_thread_num());
+    *product = nullptr;
   }
 
 private:
