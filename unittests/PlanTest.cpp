@@ -247,6 +247,33 @@ func @scores(input %q: f32[4,3,49,32], input %k: f32[4,3,49,32], input %bias: f3
   EXPECT_TRUE(nearReference(got[0], want[0], mag[0]));
 }
 
+// A weight gradient summed over a batch whose other operand is itself a folded transpose
+// (multi-head attention's [seq, batch, dim] layout): not one flat GEMM, which would read that
+// operand as stored.
+TEST(PlanTest, BatchSumsOfTwoTransposedOperandsMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @wg(input %x: f32[5,2,6], input %h: f32[2,5,4]) -> (dw: f32[1,6,4]) {
+  %a = transpose(%h) {perm = [1, 2, 0]} : f32[5,4,2]
+  %b = transpose(%a) {perm = [0, 2, 1]} : f32[5,2,4]
+  %xt = transpose(%x) {perm = [0, 2, 1]} : f32[5,6,2]
+  %p = matmul(%xt, %b) : f32[5,6,4]
+  %dw = reduce_sum(%p) {axes = [0], keepdims = true} : f32[1,6,4]
+  return %dw
+}
+)");
+  ASSERT_TRUE(p.m);
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < p.f().numArguments(); ++i) {
+    Tensor t(p.f().argument(i)->type());
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.setDouble(k, 0.1 * static_cast<double>((k * 5 + static_cast<int64_t>(i)) % 13) - 0.6);
+    args.push_back(std::move(t));
+  }
+  std::vector<Tensor> want = interpret(p.f(), args), mag = interpret(p.f(), absoluteValues(args));
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  EXPECT_TRUE(nearReference(got[0], want[0], mag[0]));
+}
+
 // A value read early through a view (the reshape of a batch norm's scale) keeps its group
 // from taking later members of its shape (the backward pass's uses of the same rsqrt): the
 // group would run after the read.

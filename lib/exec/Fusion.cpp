@@ -233,6 +233,9 @@ private:
     if (t < 0 || groupOf_[static_cast<size_t>(t)] != g ||
         !swapsLastTwo(*ops_[static_cast<size_t>(t)]))
       return false; // not a folded transpose of the last two dims
+    // The summed GEMM reads the other operand's rows as stored: not through a folded
+    // transpose (multi-head attention's [seq, batch, dim] layout makes one).
+    if (int64_t tb = producer(b); tb >= 0 && groupOf_[static_cast<size_t>(tb)] == g) return false;
     return a->type().shape.size() == out.size() && b->type().shape.size() == out.size() &&
            std::equal(out.begin(), out.end() - 2, a->type().shape.begin()) &&
            std::equal(out.begin(), out.end() - 2, b->type().shape.begin());

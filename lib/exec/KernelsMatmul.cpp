@@ -301,6 +301,8 @@ public:
     auto t = inStep.find(mm.operand(0));
     if (t == inStep.end() || t->second->name() != "transpose")
       throw Error("step 'matmul': a batch sum needs the transposed operand in the step");
+    if (inStep.count(mm.operand(1)))
+      throw Error("step 'matmul': a batch sum reads its second operand as stored");
     const Value* x = t->second->operand(0);
     const Shape& gs = mm.operand(1)->type().shape;
     int64_t k = x->type().shape.back(), n = gs.back(), rows = x->type().numel() / k;

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <exception>
 #include <filesystem>
 #include <iostream>
+#include <new>
 
 using namespace shardc;
 
@@ -234,6 +236,12 @@ int main(int argc, char** argv) {
     return fail(e.what());
   } catch (const std::filesystem::filesystem_error& e) {
     return fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory");
+  } catch (const std::exception& e) {
+    // A library's exception (oneDNN, the standard library) that no check turned into a
+    // message: a compiler bug, said as one rather than an abort.
+    return fail(std::string("internal error: ") + e.what());
   }
   if (underMpi) mpi::finalize();
   return 0;
