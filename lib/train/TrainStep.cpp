@@ -25,7 +25,7 @@ std::vector<int64_t> allAxes(int64_t rank) {
   return axes;
 }
 
-// Adds the loss the user asked for on top of result 0; returns the loss value.
+// Adds the loss the user asked for on top of `y` (the first output); returns the loss value.
 Value* addLoss(Function& f, Builder& b, const TrainOptions& o, Value* y) {
   const TensorType& t = y->type();
   if (!isFloat(t.dtype)) throw Error("--loss needs a floating-point first output, got " + t.str());
@@ -174,6 +174,7 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   }
   if (info.trained.empty())
     throw Error("no parameter has a gradient path to the loss: nothing to train");
+
   f.clearResults();
   std::set<std::string> names;
   auto result = [&](const std::string& name, Value* v, int64_t tied) {

@@ -38,8 +38,8 @@ struct TrainStepInfo {
 // Rewrites `f` in place into
 //   (params, opt_state, inputs) -> (loss, [other outputs], new params tied to params,
 //                                   new opt_state tied to opt_state)
-// keeping the results `f` already ties to its arguments (the model's own state updates).
-// with the update rules of PyTorch's torch.optim.SGD / Adam / AdamW. Throws shardc::Error
+// with the update rules of PyTorch's torch.optim.SGD / Adam / AdamW, keeping the results `f`
+// already ties to its arguments (the model's own state updates). Throws shardc::Error
 // for a missing or ambiguous loss, an unknown optimizer, or a gradient path through an op
 // without a gradient rule.
 TrainStepInfo buildTrainStep(Function& f, const TrainOptions& options);
