@@ -45,6 +45,29 @@ Planned plan(const std::string& ir) {
   return p;
 }
 
+// Arguments of a small repeating pattern: element k of argument i is
+// scale * ((k * step + i) % period) + offset.
+std::vector<Tensor> patternedArgs(const Function& f, int64_t step, int64_t period, double scale,
+                                  double offset) {
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    Tensor t(f.argument(i)->type());
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.setDouble(k, scale * static_cast<double>((k * step + static_cast<int64_t>(i)) % period) +
+                         offset);
+    args.push_back(std::move(t));
+  }
+  return args;
+}
+
+// Every result of the compiled plan against the interpreter's (nearReference).
+void expectCompiledNearReference(const Planned& p, const std::vector<Tensor>& args) {
+  std::vector<Tensor> want = interpret(p.f(), args), mag = interpret(p.f(), absoluteValues(args));
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(nearReference(got[i], want[i], mag[i])) << p.f().results()[i].name;
+}
+
 // A layer: matmul + bias + tanh (one kernel), a reshape (a view), an elementwise chain whose
 // input dies (in place), and an SGD-style update tied to its parameter.
 const char* kLayer = R"(
@@ -205,18 +228,7 @@ TEST(PlanTest, CompiledMatchesTheInterpreter) {
   for (const char* ir : {kLayer, kReductions}) {
     Planned p = plan(ir);
     ASSERT_TRUE(p.m);
-    std::vector<Tensor> args;
-    for (size_t i = 0; i < p.f().numArguments(); ++i) {
-      Tensor t(p.f().argument(i)->type());
-      for (int64_t k = 0; k < t.numel(); ++k)
-        t.setDouble(k, 0.1 * static_cast<double>((k * 7 + static_cast<int64_t>(i)) % 11) - 0.5);
-      args.push_back(std::move(t));
-    }
-    std::vector<Tensor> want = interpret(p.f(), args);
-    std::vector<Tensor> mag = interpret(p.f(), absoluteValues(args));
-    std::vector<Tensor> got = runCompiled(p.f(), args);
-    for (size_t i = 0; i < want.size(); ++i)
-      EXPECT_TRUE(nearReference(got[i], want[i], mag[i])) << p.f().results()[i].name;
+    expectCompiledNearReference(p, patternedArgs(p.f(), 7, 11, 0.1, -0.5));
   }
 }
 
@@ -235,16 +247,7 @@ func @scores(input %q: f32[4,3,49,32], input %k: f32[4,3,49,32], input %bias: f3
   ASSERT_TRUE(p.m);
   ASSERT_NE(p.stepOf("matmul"), nullptr);
   EXPECT_EQ(p.stepOf("matmul")->ops.size(), 3u); // transpose, matmul and add: one step
-  std::vector<Tensor> args;
-  for (size_t i = 0; i < p.f().numArguments(); ++i) {
-    Tensor t(p.f().argument(i)->type());
-    for (int64_t k = 0; k < t.numel(); ++k)
-      t.setDouble(k, 0.01 * static_cast<double>((k * 7 + static_cast<int64_t>(i)) % 23) - 0.1);
-    args.push_back(std::move(t));
-  }
-  std::vector<Tensor> want = interpret(p.f(), args), mag = interpret(p.f(), absoluteValues(args));
-  std::vector<Tensor> got = runCompiled(p.f(), args);
-  EXPECT_TRUE(nearReference(got[0], want[0], mag[0]));
+  expectCompiledNearReference(p, patternedArgs(p.f(), 7, 23, 0.01, -0.1));
 }
 
 // A weight gradient summed over a batch whose other operand is itself a folded transpose
@@ -262,16 +265,7 @@ func @wg(input %x: f32[5,2,6], input %h: f32[2,5,4]) -> (dw: f32[1,6,4]) {
 }
 )");
   ASSERT_TRUE(p.m);
-  std::vector<Tensor> args;
-  for (size_t i = 0; i < p.f().numArguments(); ++i) {
-    Tensor t(p.f().argument(i)->type());
-    for (int64_t k = 0; k < t.numel(); ++k)
-      t.setDouble(k, 0.1 * static_cast<double>((k * 5 + static_cast<int64_t>(i)) % 13) - 0.6);
-    args.push_back(std::move(t));
-  }
-  std::vector<Tensor> want = interpret(p.f(), args), mag = interpret(p.f(), absoluteValues(args));
-  std::vector<Tensor> got = runCompiled(p.f(), args);
-  EXPECT_TRUE(nearReference(got[0], want[0], mag[0]));
+  expectCompiledNearReference(p, patternedArgs(p.f(), 5, 13, 0.1, -0.6));
 }
 
 // A value read early through a view (the reshape of a batch norm's scale) keeps its group
@@ -293,10 +287,7 @@ func @f(input %a: f32[8], input %x: f32[3,8,2]) -> (y: f32[3,8,2], z: f32[8]) {
   std::vector<Tensor> args{f32({8}, {1, 2, 3, 4, 5, 6, 7, 8}), Tensor(p.f().argument(1)->type())};
   for (int64_t k = 0; k < args[1].numel(); ++k)
     args[1].setDouble(k, 0.1 * static_cast<double>(k));
-  std::vector<Tensor> want = interpret(p.f(), args), mag = interpret(p.f(), absoluteValues(args));
-  std::vector<Tensor> got = runCompiled(p.f(), args);
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_TRUE(nearReference(got[i], want[i], mag[i])) << p.f().results()[i].name;
+  expectCompiledNearReference(p, args);
 }
 
 // Reversals are strided copies read backwards: along the last axis of rows long enough for
