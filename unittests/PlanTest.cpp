@@ -293,6 +293,30 @@ func @f(input %a: f32[8], input %x: f32[3,8,2]) -> (y: f32[3,8,2], z: f32[8]) {
 // Reversals are strided copies read backwards: along the last axis of rows long enough for
 // the tiled copy, along a middle axis, along several at once, of i64, and fused into a
 // slice's input (a negative-step slice). Copies are exact.
+// Sums over 2^16 elements in every reduction mode (rows, columns, the general walk of a batch
+// norm's N, H and W, and with an elementwise prologue) keep float's precision: a running
+// float sum would be off by ~1e-5 there.
+TEST(PlanTest, LongSumsKeepFloatPrecision) {
+  Planned p = plan(R"(
+func @sums(input %x: f32[16,4,64,64], input %r: f32[2,65536], input %c: f32[65536,3]) -> (bn: f32[4], rows: f32[2], cols: f32[3], sq: f32[3], sqrows: f32[2]) {
+  %bn = reduce_mean(%x) {axes = [0, 2, 3]} : f32[4]
+  %rows = reduce_sum(%r) {axes = [1]} : f32[2]
+  %cols = reduce_sum(%c) {axes = [0]} : f32[3]
+  %c2 = mul(%c, %c) : f32[65536,3]
+  %sq = reduce_sum(%c2) {axes = [0]} : f32[3]
+  %r2 = mul(%r, %r) : f32[2,65536]
+  %sqrows = reduce_sum(%r2) {axes = [1]} : f32[2]
+  return %bn, %rows, %cols, %sq, %sqrows
+}
+)");
+  ASSERT_TRUE(p.m);
+  std::vector<Tensor> args = patternedArgs(p.f(), 7, 1000, 0.001, 1.0);
+  std::vector<Tensor> want = interpret(p.f(), args), got = runCompiled(p.f(), args);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(allClose(got[i], want[i], 2e-7, 0.0)) << p.f().results()[i].name;
+  EXPECT_TRUE(p.plan.referenceOps().empty());
+}
+
 TEST(PlanTest, ReversalsMatchTheInterpreter) {
   Planned p = plan(R"(
 func @rev(input %x: f32[3,20,40], input %i: i64[5,7]) -> (a: f32[3,20,40], b: f32[3,20,40], c: f32[3,20,40], d: i64[5,7], e: f32[3,7,40]) {

@@ -1,6 +1,10 @@
 // reduce_sum, reduce_mean, reduce_max, reduce_min over any axes, f32. The shape is viewed as
 // [outer, reduced, inner] runs: trailing axes reduce row by row, leading axes by adding rows
-// (a bias gradient), and anything else walks the reduced index space per output element.
+// (a bias gradient), and anything else walks the reduced index space per output element in
+// contiguous runs of its trailing reduced axes (a batch norm's statistics over N, H and W).
+// Sums accumulate blocks of float partial sums in double, so that a sum over 10^5 elements
+// (a batch norm's statistics, a bias gradient over many tokens) keeps float's precision
+// rather than losing digits with every addition.
 // Row and column reductions may take an elementwise prologue (Fusion.cpp) that makes their
 // operand block by block, so the operand is never stored. A row sum of a one-hot selection,
 // where(iota == label, x, 0) (a cross-entropy's pick of each label's log-probability, and a
@@ -23,7 +27,7 @@ namespace {
 
 enum class Kind { Sum, Mean, Max, Min };
 
-SHARDC_INLINE float combine(Kind k, float acc, float x) {
+template <class T, class U> SHARDC_INLINE T combine(Kind k, T acc, U x) {
   switch (k) {
   case Kind::Max:
     return x > acc || x != x ? x : acc;
@@ -40,20 +44,30 @@ float initial(Kind k) {
                           : 0.0f;
 }
 
-SHARDC_VECTOR_CLONES float reduceRow(Kind k, const float* x, int64_t n) {
-  float acc = initial(k);
+// Elements summed in float before the running sum (in double) takes them: long enough for
+// the vector lanes, short enough that float's rounding stays near one ulp.
+constexpr int64_t kSumBlock = 256;
+
+SHARDC_VECTOR_CLONES double reduceRow(Kind k, const float* x, int64_t n) {
   if (k == Kind::Sum || k == Kind::Mean) {
+    double total = 0;
+    for (int64_t b = 0; b < n; b += kSumBlock) {
+      int64_t e = std::min(n, b + kSumBlock);
+      float acc = 0;
 #pragma omp simd reduction(+ : acc)
-    for (int64_t j = 0; j < n; ++j)
-      acc += x[j];
-    return acc;
+      for (int64_t j = b; j < e; ++j)
+        acc += x[j];
+      total += acc;
+    }
+    return total;
   }
+  float acc = initial(k);
   for (int64_t j = 0; j < n; ++j)
     acc = combine(k, acc, x[j]);
   return acc;
 }
 
-SHARDC_VECTOR_CLONES void combineRow(Kind k, float* __restrict acc, const float* x, int64_t n) {
+SHARDC_VECTOR_CLONES void combineRow(Kind k, double* __restrict acc, const float* x, int64_t n) {
   for (int64_t j = 0; j < n; ++j)
     acc[j] = combine(k, acc[j], x[j]);
 }
@@ -99,9 +113,10 @@ public:
       n_ = tail;
       // One accumulator per thread the device runs (CompiledFunction sets OpenMP's count
       // before binding), so that a step allocates nothing.
-      partial_.assign(static_cast<size_t>(omp_get_max_threads() * n_), 0.0f);
+      partial_.assign(static_cast<size_t>(omp_get_max_threads() * n_), 0.0);
     } else {
       mode_ = Mode::General;
+      indexGeneral();
     }
     x_ = a.num.id(op.operand(0));
     y_ = a.num.id(op.result(0));
@@ -130,30 +145,30 @@ public:
     } else if (mode_ == Mode::Rows) {
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
       for (int64_t r = 0; r < rows_; ++r)
-        y[r] = reduceRow(kind_, x + r * n_, n_) * scale;
+        y[r] = static_cast<float>(reduceRow(kind_, x + r * n_, n_) * scale);
     } else if (mode_ == Mode::Columns) {
       // Threads take row ranges (each streams one contiguous block) into their own
       // accumulators, then column ranges of the result combine them.
       if (partial_.size() < static_cast<size_t>(t * n_)) // more threads than at bind time
-        partial_.assign(static_cast<size_t>(t * n_), 0.0f);
+        partial_.assign(static_cast<size_t>(t * n_), 0.0);
 #pragma omp parallel num_threads(t) if (t > 1)
       {
         int nt = omp_get_num_threads(), me = omp_get_thread_num();
-        float* acc = partial_.data() + me * n_;
+        double* acc = partial_.data() + me * n_;
         std::fill(acc, acc + n_, initial(kind_));
         for (int64_t r = rows_ * me / nt; r < rows_ * (me + 1) / nt; ++r)
           combineRow(kind_, acc, x + r * n_, n_);
 #pragma omp barrier
         int64_t lo = n_ * me / nt, hi = n_ * (me + 1) / nt;
-        std::copy(partial_.data() + lo, partial_.data() + hi, y + lo);
-        for (int k = 1; k < nt; ++k)
-          combineRow(kind_, y + lo, partial_.data() + k * n_ + lo, hi - lo);
-        if (kind_ == Kind::Mean)
-          for (int64_t j = lo; j < hi; ++j)
-            y[j] *= scale;
+        for (int64_t j = lo; j < hi; ++j) {
+          double v = partial_[static_cast<size_t>(j)];
+          for (int k = 1; k < nt; ++k)
+            v = combine(kind_, v, partial_[static_cast<size_t>(k * n_ + j)]);
+          y[j] = static_cast<float>(v * scale);
+        }
       }
     } else {
-      general(x, y, scale);
+      general(x, y, scale, t);
     }
   }
 
@@ -237,54 +252,74 @@ private:
     if (mode_ == Mode::Rows) {
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
       for (int64_t r = 0; r < rows_; ++r) {
-        float acc = 0;
+        double acc = 0;
         produce(ctx, omp_get_thread_num(), r * n_, n_,
                 [&](const float* v, int64_t, int64_t c) { acc += reduceRow(kind_, v, c); });
-        y[r] = acc * scale;
+        y[r] = static_cast<float>(acc * scale);
       }
       return;
     }
+    // Threads take column ranges, each summing its columns over every row in double (the
+    // first thread's accumulators serve all: the ranges are disjoint).
 #pragma omp parallel num_threads(t) if (t > 1)
     {
       int nt = omp_get_num_threads(), me = omp_get_thread_num();
       int64_t lo = n_ * me / nt, hi = n_ * (me + 1) / nt;
-      std::fill(y + lo, y + hi, 0.0f);
+      double* acc = partial_.data();
+      std::fill(acc + lo, acc + hi, 0.0);
       for (int64_t r = 0; r < rows_; ++r)
-        produce(ctx, me, r * n_ + lo, hi - lo,
-                [&](const float* v, int64_t j, int64_t c) { combineRow(kind_, y + lo + j, v, c); });
+        produce(ctx, me, r * n_ + lo, hi - lo, [&](const float* v, int64_t j, int64_t c) {
+          combineRow(kind_, acc + lo + j, v, c);
+        });
       for (int64_t j = lo; j < hi; ++j)
-        y[j] *= scale;
+        y[j] = static_cast<float>(acc[j] * scale);
     }
   }
 
-  void general(const float* x, float* y, float scale) const {
+  // The General mode's index tables: the offset of each output's first element, and of each
+  // run (the trailing reduced axes, contiguous) relative to it.
+  void indexGeneral() {
     size_t rank = shape_.size();
     std::vector<int64_t> strides(rank);
-    int64_t acc = 1;
-    for (size_t d = rank; d-- > 0;) {
-      strides[d] = acc;
-      acc *= shape_[d];
+    for (int64_t d = static_cast<int64_t>(rank) - 1, st = 1; d >= 0; --d) {
+      strides[static_cast<size_t>(d)] = st;
+      st *= shape_[static_cast<size_t>(d)];
     }
-    std::vector<size_t> kept, red;
-    for (size_t d = 0; d < rank; ++d)
-      (reduced_[d] ? red : kept).push_back(d);
-    int64_t outs = numel(shape_) / std::max<int64_t>(count_, 1);
+    size_t tail = rank;
+    run_ = 1;
+    while (tail > 0 && reduced_[tail - 1])
+      run_ *= shape_[--tail];
+    // Offsets of every combination of the axes in `axes` (the last one fastest).
+    auto offsets = [&](const std::vector<size_t>& axes) {
+      std::vector<int64_t> out{0};
+      for (size_t d : axes) {
+        std::vector<int64_t> next;
+        next.reserve(out.size() * static_cast<size_t>(shape_[d]));
+        for (int64_t o : out)
+          for (int64_t i = 0; i < shape_[d]; ++i)
+            next.push_back(o + i * strides[d]);
+        out = std::move(next);
+      }
+      return out;
+    };
+    std::vector<size_t> kept, runs;
+    for (size_t d = 0; d < tail; ++d)
+      (reduced_[d] ? runs : kept).push_back(d);
+    outBase_ = offsets(kept);
+    runStart_ = offsets(runs);
+  }
+
+  void general(const float* x, float* y, float scale, int t) const {
+    int64_t outs = static_cast<int64_t>(outBase_.size());
+#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
     for (int64_t o = 0; o < outs; ++o) {
-      int64_t base = 0, r = o;
-      for (size_t i = kept.size(); i-- > 0;) {
-        base += (r % shape_[kept[i]]) * strides[kept[i]];
-        r /= shape_[kept[i]];
-      }
-      float v = initial(kind_);
-      for (int64_t k = 0; k < count_; ++k) {
-        int64_t off = base, q = k;
-        for (size_t i = red.size(); i-- > 0;) {
-          off += (q % shape_[red[i]]) * strides[red[i]];
-          q /= shape_[red[i]];
-        }
-        v = combine(kind_, v, x[off]);
-      }
-      y[o] = v * scale;
+      const float* base = x + outBase_[static_cast<size_t>(o)];
+      double v = initial(kind_);
+      for (int64_t start : runStart_)
+        v = kind_ == Kind::Sum || kind_ == Kind::Mean
+                ? v + reduceRow(kind_, base + start, run_)
+                : combine(kind_, v, reduceRow(kind_, base + start, run_));
+      y[o] = static_cast<float>(v * scale);
     }
   }
 
@@ -298,7 +333,9 @@ private:
   int xSlot_ = -1;
   int64_t label_ = -1; // a one-hot selection's labels (findOneHot), else -1
   bool labelIs64_ = true;
-  std::vector<float> partial_; // a column reduction's accumulator per thread
+  std::vector<int64_t> outBase_, runStart_; // Mode::General (indexGeneral)
+  int64_t run_ = 1;
+  std::vector<double> partial_; // a column reduction's accumulators per thread
 };
 
 } // namespace
