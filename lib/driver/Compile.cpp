@@ -105,7 +105,12 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
     m.module = std::move(im.module);
     m.weights = std::move(im.weights);
     m.state = std::move(im.state);
-    if (!o.inference) warnMergedInitializers(o, im.mergedInitializers, log);
+    if (!o.inference) {
+      warnMergedInitializers(o, im.mergedInitializers, log);
+      for (const auto& name : im.constantInitializers)
+        log.line("initializer '" + name + "' holds an infinity or NaN (a mask buffer, not a " +
+                 "weight): kept constant, not trained");
+    }
     return m;
   }
   if (o.untieInitializers) throw Error("--untie-initializers applies to ONNX models only");

@@ -10,6 +10,7 @@
 
 #include <onnx/shape_inference/implementation.h>
 
+#include <cmath>
 #include <filesystem>
 
 namespace shardc {
@@ -38,6 +39,14 @@ const OpTable& opTable() {
 }
 
 // Replaces external data references by inline raw_data, reading each side file once.
+// Whether every element is finite (reads the elements as double: initializers are small next
+// to the import itself).
+bool allFinite(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.getDouble(i))) return false;
+  return true;
+}
+
 void inlineExternalData(onnx::GraphProto& g, const std::string& modelPath) {
   std::filesystem::path dir = std::filesystem::path(modelPath).parent_path();
   std::map<std::string, std::string> files;
@@ -196,12 +205,16 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   for (const auto& t : g.initializer()) {
     Tensor value = tensorFromProto(t, path + ": initializer '" + t.name() + "'");
     auto ref = std::make_shared<Tensor>(std::move(value));
-    // Weights are parameters; integer and bool tensors (shapes, indices, masks) are constants.
+    // Weights are parameters; integer and bool tensors (shapes, indices, masks) are constants,
+    // and so are float tensors holding an infinity or NaN: PyTorch exports buffers such as
+    // additive attention masks (-inf above the diagonal) beside the parameters, and no weight
+    // that gradient descent can move holds one.
     bool state = runningStats.count(t.name()) > 0;
+    bool weight = isFloat(ref->dtype()) && (state || allFinite(*ref));
+    if (isFloat(ref->dtype()) && !weight) result.constantInitializers.push_back(t.name());
     Value* param =
-        isFloat(ref->dtype())
-            ? f->addArgument(t.name(), ref->type(), state ? ArgKind::OptState : ArgKind::Param)
-            : nullptr;
+        weight ? f->addArgument(t.name(), ref->type(), state ? ArgKind::OptState : ArgKind::Param)
+               : nullptr;
     if (param) (state ? result.state : result.weights)[t.name()] = ref;
     ctx.define(t.name(), param ? Entry{param, nullptr, ref} : Entry{nullptr, ref, nullptr});
   }

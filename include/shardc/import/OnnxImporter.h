@@ -43,6 +43,9 @@ struct ImportedModel {
   // it through Identity nodes: kept initializer -> the parameter names it stands for, in
   // graph order. Trained as imported, they are one parameter.
   std::map<std::string, std::vector<std::string>> mergedInitializers;
+  // Float initializers imported as constants, not parameters, for holding an infinity or NaN
+  // (attention-mask buffers), in file order.
+  std::vector<std::string> constantInitializers;
   ImportedModel();
   ImportedModel(ImportedModel&&);
   ImportedModel& operator=(ImportedModel&&);
@@ -51,9 +54,9 @@ struct ImportedModel {
 
 // Returns a module with one function @main: graph inputs become `input` arguments,
 // floating-point initializers `param` arguments named as in the file (integer and bool
-// initializers become constants), graph outputs the named results. Shape arithmetic
-// (Shape, Gather on shapes, Concat, Range, ...) is folded at import time.
-// Throws shardc::Error naming the file, and for op problems the node, op type and opset.
+// initializers, and float ones holding an infinity or NaN, become constants), graph outputs the
+// named results. Shape arithmetic (Shape, Gather on shapes, Concat, Range, ...) is folded at import
+// time. Throws shardc::Error naming the file, and for op problems the node, op type and opset.
 ImportedModel importOnnx(const std::string& path, const ImportOptions& options);
 
 // Reads a serialized ONNX TensorProto (.pb file, as in ONNX's backend test data).
