@@ -53,12 +53,12 @@ std::vector<Action> SearchSpace::actionsFor(const ArgumentGroup& g, const Tensor
                                             const Mesh& mesh) const {
   std::vector<Action> out;
   const TensorType& t = g.args.front()->type();
-  int64_t pieces = fusedOutputPieces(g.args.front());
+  OutputSplit split = fusedOutputSplit(g.args.front());
   for (const MeshAxis& axis : mesh.axes()) {
     if (axis.size <= 1 || !allowed(axis.name)) continue;
     for (int64_t d = 0; d < t.rank(); ++d) {
       std::vector<int64_t> chunks{1};
-      if (pieces > 1 && d == t.rank() - 1) chunks.push_back(pieces);
+      if (split.pieces > 1 && d == split.dim) chunks.push_back(split.pieces);
       for (int64_t c : chunks)
         if (extend(base, t, mesh, {d, axis.name, c})) out.push_back({d, axis.name, c});
     }

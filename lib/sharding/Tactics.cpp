@@ -1,10 +1,15 @@
 #include "shardc/sharding/Tactics.h"
 
+#include "FactorProjection.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
+#include "shardc/ops/ShardingRule.h"
 #include "shardc/sharding/Plan.h"
 #include "shardc/sharding/Propagate.h"
 #include "shardc/support/Error.h"
+
+#include <algorithm>
+#include <optional>
 
 namespace shardc {
 namespace {
@@ -34,11 +39,26 @@ ShardingPlan trialBase(const Function& f, const Mesh& mesh) {
   return p;
 }
 
-// The 2-D parameter weight of a matmul, or nullptr.
-const Value* paramWeight(const Op& op) {
-  if (op.name() != "matmul") return nullptr;
+// The 2-D parameter a matmul's weight (operand 1) is: the parameter itself ([in, out]) or a
+// transpose of it ([out, in], as PyTorch's nn.Linear keeps its weight and its Gemm exports).
+struct Weight {
+  const Value* param = nullptr;
+  bool transposed = false;
+  int64_t outDim() const { return transposed ? 0 : 1; }
+  int64_t inDim() const { return transposed ? 1 : 0; }
+};
+
+Weight weightOf(const Op& op) {
+  if (op.name() != "matmul") return {};
   const Value* w = op.operand(1);
-  return w->isArgument() && w->argKind() == ArgKind::Param && w->type().rank() == 2 ? w : nullptr;
+  bool transposed = false;
+  if (const Op* t = w->definingOp();
+      t && t->name() == "transpose" && t->attrs().getInts("perm") == std::vector<int64_t>{1, 0}) {
+    w = t->operand(0);
+    transposed = true;
+  }
+  if (!w->isArgument() || w->argKind() != ArgKind::Param || w->type().rank() != 2) return {};
+  return {w, transposed};
 }
 
 // The bias added to a matmul's result: the 1-D parameter of its single `add` user.
@@ -69,6 +89,38 @@ int64_t equalPieces(const Op& matmul) {
   return static_cast<int64_t>(sizes.size());
 }
 
+bool usesAxis(const TensorSharding& s, const std::string& axis) {
+  for (const auto& axes : s.dims)
+    if (std::find(axes.begin(), axes.end(), axis) != axes.end()) return true;
+  return false;
+}
+
+// Whether `op` must communicate a split over `axis` that `trial` gives its operands: an
+// operand dimension on the axis holds a reduction factor (a layer norm's statistics) or one
+// that must be whole (a softmax's axis).
+bool communicatesSplit(const Op& op, const ShardingPlan& trial, const std::string& axis) {
+  std::vector<TensorType> operandTypes, resultTypes;
+  for (Value* v : op.operands())
+    operandTypes.push_back(v->type());
+  for (size_t r = 0; r < op.numResults(); ++r)
+    resultTypes.push_back(op.result(r)->type());
+  std::optional<ShardingRule> rule;
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    const ValueSharding* vs = trial.find(op.operand(i));
+    if (!vs || !usesAxis(vs->sharding, axis)) continue;
+    if (!rule) rule = op.def().shardingRule(OpSig{operandTypes, op.attrs()}, resultTypes);
+    // Per factor, as the propagator reads it: a chunked split (q|k|v) shards the factor
+    // within each piece, not the pieces.
+    auto factors = projectToFactors(vs->sharding, rule->operands[i], *rule, trial.mesh());
+    for (size_t f = 0; f < factors.size(); ++f)
+      if (factors[f] && rule->factorKinds[f] != FactorKind::PassThrough &&
+          std::find(factors[f]->axes.begin(), factors[f]->axes.end(), axis) !=
+              factors[f]->axes.end())
+        return true;
+  }
+  return false;
+}
+
 bool lastDimUses(const TensorSharding& s, const std::string& axis) {
   if (s.dims.empty()) return false;
   const auto& last = s.dims.back();
@@ -77,19 +129,26 @@ bool lastDimUses(const TensorSharding& s, const std::string& axis) {
 
 } // namespace
 
-int64_t fusedOutputPieces(const Value* param) {
-  if (!param->isArgument() || param->argKind() != ArgKind::Param) return 1;
+OutputSplit fusedOutputSplit(const Value* param) {
+  if (!param->isArgument() || param->argKind() != ArgKind::Param) return {};
   for (const Use& u : param->uses()) {
     if (!u.user) continue;
-    if (paramWeight(*u.user) == param && u.index == 1) return equalPieces(*u.user);
+    // The weight of a matmul, directly or through its transpose.
+    const Op* matmul = u.user;
+    if (matmul->name() == "transpose" && matmul->result(0)->uses().size() == 1)
+      matmul = matmul->result(0)->uses()[0].user;
+    if (matmul) {
+      Weight w = weightOf(*matmul);
+      if (w.param == param) return {w.outDim(), equalPieces(*matmul)};
+    }
     if (u.user->name() != "add" || param->type().rank() != 1) continue;
     const Value* other = u.user->operand(u.index == 0 ? 1 : 0);
-    const Op* matmul = other->definingOp();
+    const Op* producer = other->definingOp();
     const Op* add = nullptr;
-    if (matmul && paramWeight(*matmul) && biasOf(*matmul, &add) == param)
-      return equalPieces(*matmul);
+    if (producer && weightOf(*producer).param && biasOf(*producer, &add) == param)
+      return {0, equalPieces(*producer)};
   }
-  return 1;
+  return {};
 }
 
 void applyDataParallel(const Function& f, ShardingPlan& plan, const std::string& axis) {
@@ -122,16 +181,16 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
   ShardingPropagator propagator(f);
   const ShardingPlan base = trialBase(f, plan.mesh());
   for (const auto& op : f.ops()) {
-    const Value* w = paramWeight(*op);
-    if (!w || isFixed(plan, w)) continue;
+    Weight w = weightOf(*op);
+    if (!w.param || isFixed(plan, w.param)) continue;
     int64_t pieces = equalPieces(*op);
-    if (w->type().shape[1] % (n * pieces)) continue;
+    if (w.param->type().shape[static_cast<size_t>(w.outDim())] % (n * pieces)) continue;
     TensorSharding column = TensorSharding::replicated(2);
-    column.dims[1] = {axis};
-    column.setChunks(1, pieces);
+    column.dims[static_cast<size_t>(w.outDim())] = {axis};
+    column.setChunks(w.outDim(), pieces);
     ShardingPlan trial = base;
-    std::vector<const Value*> seeds{w};
-    trial.set(w, column, {OriginKind::Tactic, tactic});
+    std::vector<const Value*> seeds{w.param};
+    trial.set(w.param, column, {OriginKind::Tactic, tactic});
     const Op* add = nullptr;
     if (const Value* b = biasOf(*op, &add); b && !isFixed(plan, b)) {
       TensorSharding bs = TensorSharding::replicated(1);
@@ -141,19 +200,26 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
       seeds.push_back(b);
     }
     propagator.propagateFrom(trial, seeds);
-    TensorSharding row = TensorSharding::replicated(2);
-    row.dims[0] = {axis};
+    // The first matmul after it that reads the split as its contraction takes the row
+    // split, unless an op between them must communicate the split (the pair would then
+    // cost more than the two all-reduces it saves: a column projection before a layer norm
+    // is no Megatron pair).
     for (auto it = std::next(f.position(op.get())); it != f.ops().end(); ++it) {
-      const Value* w2 = paramWeight(**it);
-      if (!w2 || !lastDimUses(trial.shardingOf((*it)->operand(0)), axis)) continue;
+      Weight w2 = weightOf(**it);
+      if (!w2.param || !lastDimUses(trial.shardingOf((*it)->operand(0)), axis)) {
+        if (communicatesSplit(**it, trial, axis)) break;
+        continue;
+      }
+      TensorSharding row = TensorSharding::replicated(2);
+      row.dims[static_cast<size_t>(w2.inDim())] = {axis};
       // A row matmul fed by two column ones (a gated MLP: gate and up projections) takes
       // the second as well.
-      bool rowAlready = isFixed(plan, w2) && plan.shardingOf(w2) == row;
-      if (isFixed(plan, w2) && !rowAlready) continue;
-      if (w2->type().shape[0] % n) break;
-      decide(w, column);
+      bool rowAlready = isFixed(plan, w2.param) && plan.shardingOf(w2.param) == row;
+      if (isFixed(plan, w2.param) && !rowAlready) continue;
+      if (w2.param->type().shape[static_cast<size_t>(w2.inDim())] % n) break;
+      decide(w.param, column);
       if (const Value* b = biasOf(*op, &add)) decide(b, trial.find(b)->sharding);
-      decide(w2, row);
+      decide(w2.param, row);
       break;
     }
   }

@@ -41,11 +41,17 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
 void applyDecisions(ShardingPlan& plan, const std::vector<TacticDecision>& decisions,
                     const std::string& tactic);
 
-// How many equal pieces a parameter's output columns are cut into afterwards: for the weight
-// (operand 1) of a matmul, or the bias added to one, whose (biased) result is split into equal
-// pieces along its last dimension (a fused q|k|v projection: 3); 1 otherwise. Splitting such a
-// column dimension per piece ({model}:3) keeps each piece's heads on the same devices.
-int64_t fusedOutputPieces(const Value* param);
+// How many equal pieces a parameter's output columns are cut into afterwards, and which of
+// its dimensions they are: for the weight of a matmul (its last dimension, or its first when
+// the matmul reads it transposed, as nn.Linear exports), or the bias added to one, whose
+// (biased) result is split into equal pieces along its last dimension (a fused q|k|v
+// projection: 3); {-1, 1} otherwise. Splitting such a dimension per piece ({model}:3) keeps
+// each piece's heads on the same devices.
+struct OutputSplit {
+  int64_t dim = -1;
+  int64_t pieces = 1;
+};
+OutputSplit fusedOutputSplit(const Value* param);
 
 // Fixes every parameter no decision has split as replicated: what the command-line tactics
 // mean for the parameters they leave alone (left open, propagation could split them).
