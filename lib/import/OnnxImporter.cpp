@@ -10,8 +10,10 @@
 
 #include <onnx/shape_inference/implementation.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 namespace shardc {
 namespace {
@@ -47,40 +49,70 @@ bool allFinite(const Tensor& t) {
   return true;
 }
 
+// A non-negative decimal integer, all of `text`, or nullopt.
+std::optional<int64_t> parseCount(const std::string& text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+// The file an external-data location names, which ONNX requires to be relative to the
+// model's folder and inside it: absolute paths, ".." and symbolic links leading out are
+// refused (before anything is read or measured, so that a model cannot embed or probe
+// other files).
+std::string externalDataPath(const std::filesystem::path& dir, const std::string& location,
+                             const std::string& where) {
+  namespace fs = std::filesystem;
+  fs::path rel(location);
+  bool escapes = rel.is_absolute() || rel.has_root_name();
+  for (const auto& part : rel)
+    escapes = escapes || part == "..";
+  std::error_code ec;
+  fs::path root = fs::canonical(dir.empty() ? fs::path(".") : dir, ec);
+  fs::path target = escapes || ec ? fs::path() : fs::weakly_canonical(root / rel, ec);
+  if (!escapes && !ec) {
+    auto [r, t] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+    escapes = r != root.end();
+  }
+  if (escapes || ec)
+    throw Error(where + ": external data location '" + location +
+                "' is not inside the model's folder (ONNX locations are relative to it)");
+  return target.string();
+}
+
 void inlineExternalData(onnx::GraphProto& g, const std::string& modelPath) {
   std::filesystem::path dir = std::filesystem::path(modelPath).parent_path();
   std::map<std::string, std::string> files;
   for (auto& t : *g.mutable_initializer()) {
     if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    std::string where = modelPath + ": initializer '" + t.name() + "'";
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : t.external_data()) {
-      try {
-        if (kv.key() == "location")
-          location = kv.value();
-        else if (kv.key() == "offset")
-          offset = std::stoll(kv.value());
-        else if (kv.key() == "length")
-          length = std::stoll(kv.value());
-      } catch (const std::exception&) {
-        throw Error(modelPath + ": initializer '" + t.name() + "' has a malformed external_data " +
-                    kv.key());
+      if (kv.key() == "location") {
+        location = kv.value();
+      } else if (kv.key() == "offset" || kv.key() == "length") {
+        std::optional<int64_t> v = parseCount(kv.value());
+        if (!v)
+          throw Error(where + ": external_data " + kv.key() + " '" + kv.value() +
+                      "' is not a non-negative integer");
+        (kv.key() == "offset" ? offset : length) = *v;
       }
     }
-    if (location.empty())
-      throw Error(modelPath + ": initializer '" + t.name() +
-                  "' has external data without a location");
+    if (location.empty()) throw Error(where + " has external data without a location");
     auto it = files.find(location);
-    if (it == files.end()) {
-      std::string path = (dir / location).string();
-      it = files.emplace(location, readFile(path)).first;
-    }
+    if (it == files.end())
+      it = files.emplace(location, readFile(externalDataPath(dir, location, where))).first;
     const std::string& data = it->second;
-    if (length < 0) length = static_cast<int64_t>(data.size()) - offset;
-    if (offset < 0 || length < 0 || offset + length > static_cast<int64_t>(data.size()))
-      throw Error(modelPath + ": initializer '" + t.name() + "' reads bytes " +
-                  std::to_string(offset) + ".." + std::to_string(offset + length) + " of " +
-                  location + ", which has " + std::to_string(data.size()));
+    auto size = static_cast<int64_t>(data.size());
+    if (offset > size || (length >= 0 && length > size - offset))
+      throw Error(where + " reads " +
+                  (length < 0
+                       ? "from byte " + std::to_string(offset)
+                       : std::to_string(length) + " bytes at offset " + std::to_string(offset)) +
+                  " of " + location + ", which has " + std::to_string(size));
+    if (length < 0) length = size - offset;
     t.set_raw_data(data.substr(static_cast<size_t>(offset), static_cast<size_t>(length)));
     t.clear_external_data();
     t.set_data_location(onnx::TensorProto::DEFAULT);

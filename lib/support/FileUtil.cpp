@@ -5,19 +5,44 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
-#include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace shardc {
 
 std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error(path + ": read error");
-  return ss.str();
+  // Non-blocking, so that a FIFO is refused below instead of waiting for a writer; only
+  // regular files are read, so that a device such as /dev/zero cannot be read without end.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": not a regular file");
+  }
+  std::string data;
+  try {
+    data.resize(static_cast<size_t>(st.st_size));
+  } catch (const std::exception&) {
+    ::close(fd);
+    throw Error(path + ": too large to read (" + std::to_string(st.st_size) + " bytes)");
+  }
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      ::close(fd);
+      throw Error(path + (n < 0 ? ": read error: " + std::string(std::strerror(e))
+                                : std::string(": changed size while being read")));
+    }
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return data;
 }
 
 void writeFileAtomic(const std::string& path, const std::string& contents) {

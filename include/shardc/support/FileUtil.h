@@ -6,7 +6,8 @@
 
 namespace shardc {
 
-// Throws shardc::Error naming the path.
+// Reads a whole regular file (FIFOs, devices and directories are refused, so that no read
+// blocks or runs without end). Throws shardc::Error naming the path.
 std::string readFile(const std::string& path);
 void writeFileAtomic(const std::string& path, const std::string& contents);
 
