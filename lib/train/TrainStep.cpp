@@ -5,9 +5,11 @@
 #include "shardc/support/Error.h"
 #include "shardc/train/Autodiff.h"
 
+#include <cmath>
 #include <fnmatch.h>
 
 #include <set>
+#include <sstream>
 
 namespace shardc {
 namespace {
@@ -72,7 +74,20 @@ struct Update {
 TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   if (o.optimizer != "sgd" && o.optimizer != "adam" && o.optimizer != "adamw")
     throw Error("unknown --optimizer '" + o.optimizer + "' (use sgd, adam or adamw)");
-  if (o.learningRate <= 0) throw Error("--learning-rate must be positive");
+  // PyTorch's own ranges, said with the flags' names; NaN fails every comparison.
+  auto require = [](bool ok, const std::string& what, double v) {
+    if (ok && std::isfinite(v)) return;
+    std::ostringstream shown;
+    shown << v;
+    throw Error(what + ", got " + shown.str());
+  };
+  require(o.learningRate > 0, "--learning-rate must be a positive number", o.learningRate);
+  require(o.momentum >= 0 && o.momentum <= 1, "--momentum must lie in [0, 1]", o.momentum);
+  require(o.weightDecay >= 0, "--weight-decay must be a non-negative number", o.weightDecay);
+  require(o.beta1 >= 0 && o.beta1 < 1, "--beta1 must lie in [0, 1)", o.beta1);
+  require(o.beta2 >= 0 && o.beta2 < 1, "--beta2 must lie in [0, 1)", o.beta2);
+  require(o.epsilon > 0, "--eps must be a positive number", o.epsilon);
+  if (o.nesterov && o.momentum == 0) throw Error("--nesterov needs a --momentum above 0");
   TrainStepInfo info;
   Builder b(f);
   Value* loss;

@@ -46,6 +46,40 @@ struct LaterFlags {
   }
 };
 
+// A positive integer, said in the project's words (CLI11's PositiveNumber reports a float
+// range: "Value 0 not in range 0.000000 to 1.797e308").
+const CLI::Validator kPositive(
+    [](std::string& s) {
+      int64_t v = 0;
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return ec == std::errc() && end == s.data() + s.size() && v > 0
+                 ? std::string()
+                 : "must be a positive integer, got '" + s + "'";
+    },
+    "POSITIVE");
+
+// Flags that say nothing in the compile asked for: refused rather than silently ignored.
+void rejectContradictions(const CLI::App* c, const CompileOptions& co) {
+  auto given = [&](const char* name) { return c->count(name) > 0; };
+  const char* training[] = {"--optimizer", "--learning-rate", "--momentum",
+                            "--nesterov",  "--weight-decay",  "--beta1",
+                            "--beta2",     "--eps",           "--loss",
+                            "--labels",    "--freeze",        "--shard-optimizer-state"};
+  for (const char* name : training)
+    if (co.inference && given(name))
+      throw Error(std::string(name) + " applies to training; --inference compiles no " +
+                  "training step");
+  const std::string& opt = co.train.optimizer;
+  for (const char* name : {"--momentum", "--nesterov"})
+    if (given(name) && opt != "sgd")
+      throw Error(std::string(name) + " applies to --optimizer sgd, not " + opt);
+  for (const char* name : {"--beta1", "--beta2", "--eps"})
+    if (given(name) && opt == "sgd")
+      throw Error(std::string(name) + " applies to --optimizer adam or adamw, not sgd");
+  if (given("--labels") && co.train.loss.empty())
+    throw Error("--labels names the input that --loss adds; give --loss too");
+}
+
 // SambaFlow spells some flags with one dash and several letters (-o0, -ws); CLI11 reads
 // those as short-option clusters, so rename them first.
 std::vector<std::string> normalizeArgs(int argc, char** argv) {
@@ -97,7 +131,7 @@ int main(int argc, char** argv) {
   compile->add_option("--freeze", t.freeze,
                       "do not train parameters matching this shell pattern (repeatable)");
   compile->add_option("-b,--batch-size", co.batchSize, "rebind the inputs' batch dimension (dim 0)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   compile->add_flag("--untie-initializers", co.untieInitializers,
                     "ONNX: parameters the exporter merged for having equal values (eval-mode "
                     "exports) each get their own copy, as PyTorch trains them");
@@ -116,11 +150,10 @@ int main(int argc, char** argv) {
   compile->add_flag("--data-parallel", po.dataParallel,
                     "data parallel: replicas on a `data` mesh axis of -ws N devices");
   compile->add_option("--world-size", po.worldSize, "-ws N: data parallel replicas")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   compile->add_option("--tensor-parallel", po.tensorParallel,
                       "batch (split the batch) or weight (Megatron) over --n-chips devices");
-  compile->add_option("--n-chips", po.nChips, "chips for --tensor-parallel")
-      ->check(CLI::PositiveNumber);
+  compile->add_option("--n-chips", po.nChips, "chips for --tensor-parallel")->check(kPositive);
   compile->add_option("--mesh", po.mesh,
                       "AXIS=N[,AXIS=N...] device mesh, with --strategy or --auto-partition");
   compile->add_option("--strategy", po.strategy,
@@ -158,7 +191,8 @@ int main(int argc, char** argv) {
   run->add_option("--output-dir", ro.outputDir, "writes DIR/<output-name>.npy (default .)");
   run->add_option("--steps", ro.steps,
                   "training: steps on the batch, outputs stacked along a new first axis; "
-                  "inference: the forward pass repeated (for timing), outputs written once");
+                  "inference: the forward pass repeated (for timing), outputs written once")
+      ->check(kPositive);
   run->add_option("--weights", ro.weights, "parameters from an .npz (as --save-weights writes)");
   run->add_option("--seed", ro.seed,
                   "seed of training-mode dropout's masks (default: the PEF's, 0); each step "
@@ -207,7 +241,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(normalizeArgs(argc, argv));
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Usage errors exit 1 like every other error (CLI11's own codes are 100 and up).
+    return app.exit(e) == 0 ? 0 : 1;
   }
   // Under mpirun every rank runs this; an error on one rank must end them all.
   bool underMpi = (run->parsed() || calibrateCmd->parsed()) && mpi::launchedByMpi();
@@ -220,6 +255,7 @@ int main(int argc, char** argv) {
   try {
     if (compile->parsed()) {
       later.rejectUsed(compile);
+      rejectContradictions(compile, co);
       for (int i = 0; i < argc; ++i)
         co.commandLine.push_back(argv[i]);
       CompileResult r = compileModel(co);
