@@ -66,13 +66,58 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
   return info;
 }
 
+// `s` with every control character but newline and tab shown as \xNN, so that a PEF's text
+// fields cannot drive the terminal they are printed on.
+std::string printable(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// The deepest nesting of brackets and braces in JSON text (outside strings).
+size_t jsonDepth(const std::string& text) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') inString = true;
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return deepest;
+}
+
+std::string inspectText(const std::string& path, bool json);
+
 } // namespace
 
 std::string pefProgram(const std::string& path) {
-  return loadPef(path).pef.programs[0].ir;
+  return printable(loadPef(path).pef.programs[0].ir);
 }
 
 std::string inspectPef(const std::string& path, bool json) {
+  return printable(inspectText(path, json));
+}
+
+namespace {
+
+std::string inspectText(const std::string& path, bool json) {
   LoadedPef l = loadPef(path);
   const Pef& p = l.pef;
   std::map<std::string, int64_t> opCounts;
@@ -126,6 +171,9 @@ std::string inspectPef(const std::string& path, bool json) {
                  {"constant_bytes", plan.constantBytes(*l.entry)},
                  {"reference_ops", plan.referenceOps()}};
     if (!p.costJson.empty()) {
+      // Shallow by construction (costReportJson); a deep one is a forged file, and parsing
+      // it would recurse without bound.
+      if (jsonDepth(p.costJson) > 32) throw Error(path + ": the cost estimate nests too deep");
       nlohmann::json cost = nlohmann::json::parse(p.costJson, nullptr, false);
       if (cost.is_discarded()) throw Error(path + ": the cost estimate is not valid JSON");
       j["cost"] = cost;
@@ -215,5 +263,7 @@ std::string inspectPef(const std::string& path, bool json) {
        << " devices): " << c.bytes << " bytes\n";
   return os.str();
 }
+
+} // namespace
 
 } // namespace shardc

@@ -233,10 +233,11 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
   out.costJson = p.cost_json();
   for (const auto& w : p.weights()) {
     PefTensor spec = fromProto(w.spec(), path);
-    Tensor t(spec.type);
-    if (w.data().size() != t.byteSize())
+    // Compared before anything is allocated: a forged shape must not allocate terabytes.
+    if (static_cast<int64_t>(w.data().size()) != spec.type.bytes())
       throw Error(path + ": weight '" + w.name() + "' holds " + std::to_string(w.data().size()) +
-                  " bytes, " + spec.type.str() + " needs " + std::to_string(t.byteSize()));
+                  " bytes, " + spec.type.str() + " needs " + std::to_string(spec.type.bytes()));
+    Tensor t(spec.type);
     if (t.byteSize()) std::memcpy(t.data(), w.data().data(), t.byteSize());
     out.weights.emplace_back(w.name(), std::move(t));
   }
