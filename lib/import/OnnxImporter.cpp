@@ -8,6 +8,8 @@
 #include "shardc/support/FileUtil.h"
 #include "shardc/transforms/Passes.h"
 
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <charconv>
@@ -47,6 +49,10 @@ bool allFinite(const Tensor& t) {
   for (int64_t i = 0; i < t.numel(); ++i)
     if (!std::isfinite(t.getDouble(i))) return false;
   return true;
+}
+
+std::string firstLine(const std::string& s) {
+  return s.substr(0, s.find('\n'));
 }
 
 // A non-negative decimal integer, all of `text`, or nullopt.
@@ -178,6 +184,13 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   for (const auto& os : model.opset_import())
     if (os.domain().empty() || os.domain() == "ai.onnx") opset = os.version();
   if (opset < 0) throw Error(path + ": the model imports no version of the default ONNX opset");
+  // The newest opset whose changes the op mappings follow (Pad's axes input of 18 and wrap
+  // mode of 19); a later one may change an op's meaning without a word.
+  constexpr int64_t newest = 19;
+  if (opset > newest)
+    throw Error(path + ": the model imports ONNX opset " + std::to_string(opset) +
+                ", newer than any this shardc knows (up to " + std::to_string(newest) +
+                "); export with an older opset_version");
   if (opts.batchSize && *opts.batchSize <= 0)
     throw Error("--batch-size must be positive, got " + std::to_string(*opts.batchSize));
   onnx::GraphProto& g = *model.mutable_graph();
@@ -195,7 +208,18 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
         probe.fail("unsupported ONNX op '" + node.op_type() + "'");
     }
   }
-  // ONNX's own checks and shape inference catch malformed graphs early, with its messages.
+  // ONNX's own checks and shape inference catch malformed graphs early (two nodes writing one
+  // value, repeated attributes, dangling inputs), with their messages.
+  // The checker reads ops by the schemas of the ONNX library it comes with, so it checks
+  // only models of an opset that library knows (Debian's stops at 17; Pad gained an input in
+  // 18).
+  int64_t checkerKnows =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  try {
+    if (opset <= checkerKnows) onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw Error(path + ": not a valid ONNX model: " + firstLine(e.what()));
+  }
   try {
     onnx::shape_inference::InferShapes(model);
   } catch (const std::exception& e) {
