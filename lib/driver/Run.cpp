@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace shardc {
 namespace {
@@ -216,7 +217,11 @@ void runPef(const RunOptions& o) {
   for (auto& [name, t] : l.pef.weights) // moved: the PEF's copy is not needed again
     state.emplace(name, std::move(t));
   if (!o.weights.empty()) {
-    for (auto& [name, t] : readNpz(o.weights)) {
+    auto loaded = readNpz(o.weights);
+    std::set<std::string> names;
+    for (const auto& entry : loaded)
+      names.insert(entry.first);
+    for (auto& [name, t] : loaded) {
       auto it = state.find(name);
       const Value* a = f.findArgument(name);
       if (it == state.end() || !a || a->argKind() != ArgKind::Param)
@@ -226,6 +231,17 @@ void runPef(const RunOptions& o) {
                     it->second.type().str());
       it->second = std::move(t);
     }
+    // Every parameter or none: a file that misses some would run with the PEF's values for
+    // them, silently mixing two models.
+    std::string missing;
+    for (size_t i = 0; i < f.numArguments(); ++i) {
+      const Value* a = f.argument(i);
+      if (a->argKind() == ArgKind::Param && !names.count(a->name()))
+        missing += (missing.empty() ? "'" : ", '") + a->name() + "'";
+    }
+    if (!missing.empty())
+      throw Error(o.weights + ": lacks parameter(s) " + missing +
+                  " of this PEF (--weights replaces every parameter)");
   }
 
   if (auto rng = state.find(kRngStateName); rng != state.end() && o.seed)

@@ -125,6 +125,13 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
     else
       params.push_back(a);
   }
+  for (const auto& pattern : o.freeze) {
+    bool matches = false;
+    for (size_t i = 0; i < f.numArguments() && !matches; ++i)
+      matches =
+          f.argument(i)->argKind() == ArgKind::Param && frozen(f.argument(i)->name(), {pattern});
+    if (!matches) throw Error("--freeze '" + pattern + "' matches no parameter of the model");
+  }
   std::vector<Value*> grads = buildGradients(f, loss, params);
 
   std::vector<Update> paramUpdates, stateUpdates;

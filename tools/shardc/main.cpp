@@ -61,6 +61,11 @@ const CLI::Validator kPositive(
 // Flags that say nothing in the compile asked for: refused rather than silently ignored.
 void rejectContradictions(const CLI::App* c, const CompileOptions& co) {
   auto given = [&](const char* name) { return c->count(name) > 0; };
+  // An empty value would read as "not given" and fall back to the default.
+  for (const auto* opt : c->get_options())
+    for (const std::string& v : opt->results())
+      if (v.empty() && opt->get_expected_min() > 0)
+        throw Error(opt->get_name() + " needs a value, got ''");
   const char* training[] = {"--optimizer", "--learning-rate", "--momentum",
                             "--nesterov",  "--weight-decay",  "--beta1",
                             "--beta2",     "--eps",           "--loss",
