@@ -159,6 +159,10 @@ CompileResult compileModel(const CompileOptions& o) {
   };
   fs::path dir = fs::path(o.outputFolder) / name;
   fs::path logDir = o.logDir.empty() ? dir : fs::path(o.logDir);
+  if (!o.estimateOnly) {
+    checkWritable(dir.string(), "--output-folder", true);
+    checkWritable(logDir.string(), "--log-dir", true);
+  }
   std::optional<PartitionSetup> setup;
   if (o.partition.requested()) setup = preparePartition(o.partition);
   Model m = loadModel(o, log);

@@ -10,6 +10,7 @@
 #include "shardc/runtime/ShardTensor.h"
 #include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
 
 #include <algorithm>
 #include <chrono>
@@ -210,6 +211,9 @@ void runPef(const RunOptions& o) {
   LoadedPef l = loadPef(o.pef);
   bool training = l.pef.mode == "training";
   if (o.steps < 1) throw Error("--steps must be at least 1");
+  checkWritable(o.outputDir, "--output-dir", true);
+  if (!o.saveWeights.empty()) checkWritable(o.saveWeights, "--save-weights", false);
+  if (!o.saveState.empty()) checkWritable(o.saveState, "--save-state", false);
   std::map<std::string, std::string> files = parseInputs(o, l.pef);
   const Function& f = *l.entry;
 

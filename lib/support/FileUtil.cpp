@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,24 @@ void writeFileAtomic(const std::string& path, const std::string& contents) {
     std::remove(tmp.c_str());
     throw Error(path + ": cannot rename into place: " + std::strerror(e));
   }
+}
+
+void checkWritable(const std::string& path, const std::string& what, bool folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p(path);
+  if (fs::exists(p, ec)) {
+    bool isDir = fs::is_directory(p, ec);
+    if (folder && !isDir) throw Error(what + " " + path + " exists and is not a folder");
+    if (!folder && isDir) throw Error(what + " " + path + " is a folder, not a file");
+  }
+  // The nearest existing folder above must take new entries (folders are created later).
+  fs::path up = folder && fs::exists(p, ec) ? p : p.parent_path();
+  while (!up.empty() && !fs::exists(up, ec))
+    up = up.parent_path();
+  if (up.empty()) up = ".";
+  if (!fs::is_directory(up, ec) || ::access(up.c_str(), W_OK) != 0)
+    throw Error(what + " " + path + ": cannot write under " + up.string());
 }
 
 } // namespace shardc

@@ -10,5 +10,9 @@ namespace shardc {
 // blocks or runs without end). Throws shardc::Error naming the path.
 std::string readFile(const std::string& path);
 void writeFileAtomic(const std::string& path, const std::string& contents);
+// Throws shardc::Error (naming `what`, e.g. "--save-weights") unless `path` can be written
+// as a file (folder = false) or a folder, creating the folders above it: checked before a
+// long run or compile, so that a bad output path fails before anything is written.
+void checkWritable(const std::string& path, const std::string& what, bool folder);
 
 } // namespace shardc
