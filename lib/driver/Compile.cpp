@@ -187,11 +187,13 @@ CompileResult compileModel(const CompileOptions& o) {
     dump("raise-gelu");
   }
   std::map<std::string, Tensor> optState;
+  std::map<std::string, int64_t> indexBounds; // input -> class count
   if (!o.inference) {
     TrainOptions train = o.train;
     train.initialState = !o.estimateOnly;
     TrainStepInfo info = buildTrainStep(f, train);
     optState = std::move(info.optimizerState);
+    if (info.classes > 0) indexBounds[info.labelsName] = info.classes;
     std::string trained;
     for (const auto& n : info.trained)
       trained += " " + n;
@@ -228,6 +230,7 @@ CompileResult compileModel(const CompileOptions& o) {
     const Value* a = f.argument(i);
     PefTensor t{a->name(), a->type()};
     if (a->argKind() == ArgKind::Input) {
+      if (auto it = indexBounds.find(a->name()); it != indexBounds.end()) t.indexBound = it->second;
       pef.inputs.push_back(t);
       pef.buffers.push_back({t, BufferKind::Input});
       continue;

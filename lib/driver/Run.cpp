@@ -252,8 +252,11 @@ void runPef(const RunOptions& o) {
     rng->second.setInt(0, *o.seed);
 
   std::map<std::string, TensorType> inputTypes; // whole types
-  for (const auto& in : l.pef.inputs)
+  std::map<std::string, int64_t> indexBounds;
+  for (const auto& in : l.pef.inputs) {
     inputTypes[in.name] = in.type;
+    indexBounds[in.name] = in.indexBound;
+  }
   std::vector<Tensor> args;
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
@@ -270,6 +273,15 @@ void runPef(const RunOptions& o) {
     if (t.type() != type)
       throw Error("input '" + a->name() + "' expects " + type.str() + ", " + it->second +
                   " holds " + t.type().str());
+    // A label outside the classes would silently add nothing to the loss (PyTorch's
+    // ignore_index, -100, is not supported either: the mean would count it).
+    if (int64_t bound = indexBounds.at(a->name()); bound > 0)
+      for (int64_t k = 0; k < t.numel(); ++k)
+        if (int64_t v = t.getInt(k); v < 0 || v >= bound)
+          throw Error(it->second + ": label " + std::to_string(v) + " at index " +
+                      std::to_string(k) + " is not one of the model's " + std::to_string(bound) +
+                      " classes [0, " + std::to_string(bound) + ")" +
+                      (v == -100 ? " (PyTorch's ignore_index is not supported)" : ""));
     args.push_back(std::move(t));
   }
 

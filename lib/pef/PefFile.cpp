@@ -35,6 +35,7 @@ void toProto(const PefTensor& t, pef::TensorSpec* p) {
   p->set_dtype(std::string(dtypeName(t.type.dtype)));
   for (int64_t d : t.type.shape)
     p->add_shape(d);
+  p->set_index_bound(t.indexBound);
 }
 
 PefTensor fromProto(const pef::TensorSpec& p, const std::string& path) {
@@ -43,7 +44,9 @@ PefTensor fromProto(const pef::TensorSpec& p, const std::string& path) {
     throw Error(path + ": tensor '" + p.name() + "' has unknown element type '" + p.dtype() + "'");
   Shape shape(p.shape().begin(), p.shape().end());
   if (!checkedNumel(shape)) throw Error(path + ": tensor '" + p.name() + "' has an invalid shape");
-  return {p.name(), TensorType{*dt, shape}};
+  if (p.index_bound() < 0)
+    throw Error(path + ": tensor '" + p.name() + "' has a negative index bound");
+  return {p.name(), TensorType{*dt, shape}, p.index_bound()};
 }
 
 pef::BufferKind kindToProto(BufferKind k) {

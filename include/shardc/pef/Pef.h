@@ -27,6 +27,7 @@ std::string_view bufferKindName(BufferKind k);
 struct PefTensor {
   std::string name;
   TensorType type;
+  int64_t indexBound = 0; // an integer input's values lie in [0, indexBound) (0: any)
 };
 
 struct PefBuffer {
