@@ -140,8 +140,17 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
     log("tactic optimizer-state sharding over `data`");
   }
   if (o.tensorParallel == "weight") {
-    applyMegatron(f, p.plan, "model");
-    log("tactic tensor-parallel weight over `model`");
+    std::vector<TacticDecision> decisions = megatronDecisions(f, p.plan, "model");
+    // Nothing split would run the same program on every chip: a mistake, not a plan.
+    if (decisions.empty())
+      throw Error("--tensor-parallel weight over " + std::to_string(mesh.axisSize("model")) +
+                  " chips: no column/row matmul pair of the model has feature dimensions that " +
+                  "divide by " + std::to_string(mesh.axisSize("model")) +
+                  ", so nothing would be split; choose --n-chips dividing the hidden sizes " +
+                  "(and head counts)");
+    applyDecisions(p.plan, decisions, "tensor-parallel weight");
+    log("tactic tensor-parallel weight over `model`: " + std::to_string(decisions.size()) +
+        " weights split");
   }
   if (o.dataParallel || !o.tensorParallel.empty()) replicateUnfixedParameters(f, p.plan);
   propagateShardings(f, p.plan);
