@@ -25,7 +25,8 @@ Pef samplePef() {
        "func @main(input %x: f32[2,3], param %w: bf16[3]) -> (y: f32[2,3]) {\n  return %x\n}\n",
        {},
        {},
-       {0, {{ValueHome::Argument, 0, 0}, {ValueHome::Argument, 0, 1}}, {}}}};
+       {0, {{ValueHome::Argument, 0, 0}, {ValueHome::Argument, 0, 1}}, {}},
+       {}}};
   Tensor wt(w);
   for (int64_t i = 0; i < 3; ++i)
     wt.setDouble(i, 0.5 * static_cast<double>(i));

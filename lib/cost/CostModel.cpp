@@ -75,12 +75,66 @@ std::string fmtTime(double s) {
   return buf;
 }
 
+// Per group of ops priced as a unit: its arithmetic and the bytes crossing its boundary.
+struct GroupTotals {
+  struct Totals {
+    double flopSeconds = 0, ioBytes = 0, library = 0;
+    int64_t stages = 0;
+    std::vector<std::string> opNames;
+  };
+  std::vector<Totals> totals;
+  std::vector<int64_t> effective; // per op: its group, or -1 (priced alone)
+
+  GroupTotals(const Function& f, const std::vector<int64_t>* g) {
+    if (g && g->size() != f.ops().size()) g = nullptr;
+    if (!g) return;
+    // A group of one op is priced as that op alone; collectives always are.
+    std::map<int64_t, int64_t> members;
+    size_t i = 0;
+    for (const auto& op : f.ops())
+      if (int64_t k = (*g)[i++]; k >= 0 && !op->def().communicates) ++members[k];
+    std::map<const Op*, int64_t> groupOfOp;
+    i = 0;
+    for (const auto& op : f.ops()) {
+      int64_t k = (*g)[i++];
+      if (op->def().communicates || members[k] < 2) k = -1;
+      groupOfOp[op.get()] = k;
+      if (k >= static_cast<int64_t>(totals.size())) totals.resize(static_cast<size_t>(k) + 1);
+      effective.push_back(k);
+    }
+    auto groupOfValue = [&](const Value* v) {
+      return v->isArgument() ? -1 : groupOfOp.at(v->definingOp());
+    };
+    std::set<const Value*> results;
+    for (const auto& r : f.results())
+      results.insert(r.value);
+    for (const auto& op : f.ops()) {
+      int64_t k = groupOfOp.at(op.get());
+      if (k < 0) continue;
+      std::set<const Value*> read;
+      for (const Value* v : op->operands())
+        if (groupOfValue(v) != k && read.insert(v).second)
+          totals[static_cast<size_t>(k)].ioBytes += static_cast<double>(v->type().bytes());
+      for (size_t r = 0; r < op->numResults(); ++r) {
+        const Value* v = op->result(r);
+        bool leaves = results.count(v) > 0;
+        for (const Use& u : v->uses())
+          leaves = leaves || (u.user && groupOfOp.at(u.user) != k);
+        if (leaves)
+          totals[static_cast<size_t>(k)].ioBytes += static_cast<double>(v->type().bytes());
+      }
+    }
+  }
+  int64_t of(size_t op) const { return op < effective.size() ? effective[op] : -1; }
+};
+
 class AnalyticCostModel : public CostModel {
 public:
   explicit AnalyticCostModel(Target t) : t_(std::move(t)) {}
   const Target& target() const override { return t_; }
 
-  CostReport evaluate(const Function& f, const Mesh& mesh) const override {
+  CostReport evaluate(const Function& f, const Mesh& mesh,
+                      const std::vector<int64_t>* groupOf) const override {
     CostReport r;
     r.target = t_.name;
     r.devices = mesh.numDevices();
@@ -101,7 +155,10 @@ public:
     }
     std::map<DType, double> flopsByType;
     std::vector<TensorType> in, out;
+    GroupTotals groups(f, groupOf);
+    size_t opIndex = 0;
     for (const auto& op : f.ops()) {
+      int64_t group = groups.of(opIndex++);
       in.clear();
       out.clear();
       for (Value* v : op->operands())
@@ -121,12 +178,29 @@ public:
       DType dt = out.empty() ? DType::F32 : out[0].dtype;
       r.flops += flops;
       flopsByType[dt] += flops;
+      if (group >= 0) {
+        GroupTotals::Totals& g = groups.totals[static_cast<size_t>(group)];
+        g.flopSeconds += flops / (t_.flopsFor(dt) * t_.computeEfficiency);
+        g.library += libraryOverhead(t_, *op, in, out);
+        g.stages += 1;
+        g.opNames.push_back(op->name());
+        continue;
+      }
       double seconds =
           throughputSlower * std::max(flops / (t_.flopsFor(dt) * t_.computeEfficiency),
                                       bytes / (t_.memoryBandwidth * t_.memoryEfficiency)) +
           fixedSlower * (t_.opOverhead + libraryOverhead(t_, *op, in, out));
       r.computeSeconds += seconds;
       r.computeByOp[op->name()] += seconds;
+    }
+    for (const GroupTotals::Totals& g : groups.totals) {
+      if (g.stages == 0) continue;
+      double seconds =
+          throughputSlower * sectionSeconds(t_, g.flopSeconds, g.ioBytes, g.stages, 0) +
+          fixedSlower * g.library;
+      r.computeSeconds += seconds;
+      for (const std::string& name : g.opNames) // shared evenly by the group's ops
+        r.computeByOp[name] += seconds / static_cast<double>(g.opNames.size());
     }
     // A collective's copies and waits run on the devices' own threads, which take turns
     // once they outnumber the cores.
@@ -235,6 +309,15 @@ std::string CostReport::str() const {
 
 std::unique_ptr<CostModel> makeAnalyticCostModel(Target target) {
   return std::make_unique<AnalyticCostModel>(std::move(target));
+}
+
+double sectionSeconds(const Target& t, double flopSeconds, double ioBytes, int64_t stages,
+                      double libraryOverhead) {
+  double traffic = ioBytes / (t.memoryBandwidth * t.memoryEfficiency);
+  double body = std::max(flopSeconds, traffic) + t.section.switchOverhead;
+  if (t.section.model == SectionSpec::Model::Pipeline)
+    return body + static_cast<double>(stages) * t.section.stageLatency;
+  return body + libraryOverhead;
 }
 
 } // namespace shardc

@@ -124,6 +124,36 @@ public:
     return out;
   }
 
+  SectionSpec section(const YAML::Node& n) const {
+    auto f = fields(n, "section",
+                    {"model", "compute_units", "memory", "tile_bytes", "weights_on_chip",
+                     "switch_overhead", "stage_latency"});
+    SectionSpec s;
+    std::string model = text(require(f, "model", "section."), "section.model");
+    if (model != "kernel" && model != "pipeline")
+      fail(f.at("model").Mark(),
+           "field 'section.model' must be kernel or pipeline (got " + model + ")");
+    s.model = model == "pipeline" ? SectionSpec::Model::Pipeline : SectionSpec::Model::Kernel;
+    s.computeUnits = integer(require(f, "compute_units", "section."), "section.compute_units", 1);
+    s.memory = positive(require(f, "memory", "section."), "section.memory");
+    s.tileBytes = positive(require(f, "tile_bytes", "section."), "section.tile_bytes");
+    if (s.tileBytes > s.memory)
+      fail(f.at("tile_bytes").Mark(), "field 'section.tile_bytes' exceeds section.memory");
+    if (auto it = f.find("weights_on_chip"); it != f.end()) {
+      try {
+        s.weightsOnChip = it->second.as<bool>();
+      } catch (const YAML::Exception&) {
+        fail(it->second.Mark(), "field 'section.weights_on_chip' must be true or false (got " +
+                                    shown(it->second) + ")");
+      }
+    }
+    if (auto it = f.find("switch_overhead"); it != f.end())
+      s.switchOverhead = nonNegative(it->second, "section.switch_overhead");
+    if (auto it = f.find("stage_latency"); it != f.end())
+      s.stageLatency = nonNegative(it->second, "section.stage_latency");
+    return s;
+  }
+
 private:
   static std::string shown(const YAML::Node& n) {
     return n.IsScalar() ? n.Scalar() : n.IsNull() ? "nothing" : "a list or map";
@@ -154,7 +184,7 @@ Target parseTarget(const std::string& text, const std::string& filename) {
                     {"name", "description", "peak_flops", "memory_bandwidth", "memory_capacity",
                      "compute_efficiency", "memory_efficiency", "op_overhead", "gemm_overhead",
                      "gemm_batch_overhead", "devices_per_node", "intra_node", "inter_node",
-                     "compute_units", "device_compute_units", "info"});
+                     "compute_units", "device_compute_units", "section", "info"});
   auto optional = [&](const char* key) -> const YAML::Node* {
     auto it = f.find(key);
     return it == f.end() ? nullptr : &it->second;
@@ -186,6 +216,7 @@ Target parseTarget(const std::string& text, const std::string& filename) {
       r.fail(n->Mark(), "field 'device_compute_units' (" + std::to_string(t.deviceComputeUnits) +
                             ") exceeds compute_units (" + std::to_string(t.computeUnits) + ")");
   }
+  if (const YAML::Node* n = optional("section")) t.section = r.section(*n);
   if (const YAML::Node* n = optional("info")) r.fields(*n, "info", {});
   return t;
 }

@@ -3,6 +3,8 @@
 #include "shardc/Version.h"
 #include "shardc/cost/CostModel.h"
 #include "shardc/cost/Target.h"
+#include "shardc/dataflow/FusionRules.h"
+#include "shardc/dataflow/Sections.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/Diagnostics.h"
@@ -135,6 +137,54 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
   return m;
 }
 
+// The section controls, checked before the model loads.
+SectionOptions sectionOptions(const CompileOptions& o, std::optional<FusionRules>& rules) {
+  SectionOptions so;
+  so.level = o.optLevel;
+  if (so.level != 0 && so.level != 1 && so.level != 3)
+    throw Error("optimization level " + std::to_string(so.level) + " is not one of -o0, -o1, -o3");
+  if (!o.optimizationRules.empty()) {
+    if (so.level != 1)
+      throw Error("--optimization-rules applies to -o1 (this compile is -o" +
+                  std::to_string(so.level) + ")");
+    rules = FusionRules::parse(readFile(o.optimizationRules), o.optimizationRules);
+    so.rules = &*rules;
+  }
+  const auto& f = o.scalingFactors;
+  if (!f.empty()) {
+    if (f.size() != 3 && f.size() != 4)
+      throw Error("--resources-scaling-factors takes 3 or 4 values (forward, backward, "
+                  "optimizer [, gradient reduction]), got " +
+                  std::to_string(f.size()));
+    const char* names[] = {"forward", "backward", "optimizer", "gradient reduction"};
+    for (size_t i = 0; i < f.size(); ++i)
+      if (!(f[i] > 0 && f[i] <= 1)) {
+        char got[32];
+        std::snprintf(got, sizeof got, "%g", f[i]);
+        throw Error("--resources-scaling-factors: the " + std::string(names[i]) +
+                    " factor must be in (0, 1], got " + got);
+      }
+    so.scaling.byPhase[static_cast<size_t>(Phase::Forward)] = f[0];
+    so.scaling.byPhase[static_cast<size_t>(Phase::Backward)] = f[1];
+    so.scaling.byPhase[static_cast<size_t>(Phase::Optimizer)] = f[2];
+    if (f.size() == 4) so.scaling.byPhase[static_cast<size_t>(Phase::GradReduce)] = f[3];
+  }
+  return so;
+}
+
+// Each op's group for the cost model: on a CPU target (devices share the host, so the
+// target is shardc's own runtime) the plan's kernels, elsewhere the sections.
+std::vector<int64_t> costGroups(const Target& t, const PefProgram& prog, size_t numOps) {
+  if (t.computeUnits > 0 && !prog.plan.steps.empty()) {
+    std::vector<int64_t> of(numOps, -1);
+    for (size_t k = 0; k < prog.plan.steps.size(); ++k)
+      for (int64_t i : prog.plan.steps[k].ops)
+        of[static_cast<size_t>(i)] = static_cast<int64_t>(k);
+    return of;
+  }
+  return sectionOfOps(prog.sections, static_cast<int64_t>(numOps));
+}
+
 } // namespace
 
 CompileResult compileModel(const CompileOptions& o) {
@@ -163,6 +213,8 @@ CompileResult compileModel(const CompileOptions& o) {
     checkWritable(dir.string(), "--output-folder", true);
     checkWritable(logDir.string(), "--log-dir", true);
   }
+  std::optional<FusionRules> rules;
+  SectionOptions sections = sectionOptions(o, rules);
   std::optional<PartitionSetup> setup;
   if (o.partition.requested()) setup = preparePartition(o.partition);
   Model m = loadModel(o, log);
@@ -225,6 +277,9 @@ CompileResult compileModel(const CompileOptions& o) {
   pef.createdUtc = utcNow("%Y-%m-%dT%H:%M:%SZ");
   pef.mode = o.inference ? "inference" : "training";
   pef.arch = target.name;
+  pef.optimizationLevel = "o" + std::to_string(sections.level);
+  if (sections.level == 1) pef.optimizationRules = rules ? o.optimizationRules : "default";
+  pef.scalingFactors.assign(sections.scaling.byPhase.begin(), sections.scaling.byPhase.end());
   int64_t paramCount = 0, paramBytes = 0;
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
@@ -251,17 +306,30 @@ CompileResult compileModel(const CompileOptions& o) {
   }
   // The last passes on the program the PEF runs, after the search (they change its layout
   // for the kernels, not its cost): rematerialize after any CSE, which would undo it.
+  // Then the sections, which order the ops by phase.
+  std::vector<Section> programSections;
   auto prepareForPlan = [&](Function& program) {
-    if (o.estimateOnly) return;
     using Pass = bool (*)(Function&);
     for (auto [name, pass] :
          {std::pair<const char*, Pass>{"fold-product-transposes", foldProductTransposes},
           std::pair<const char*, Pass>{"rematerialize", rematerialize}}) {
-      if (!pass(program)) continue;
+      if (o.estimateOnly || !pass(program)) continue;
       log.line(std::string("pass ") + name + ": " + std::to_string(program.ops().size()) + " ops");
       if (&program != &f) continue; // the debug dumps show the unpartitioned program
       ++step;
       dump(name);
+    }
+    auto s0 = std::chrono::steady_clock::now();
+    programSections =
+        formSections(program, target, sections, [&](const std::string& s) { log.line(s); });
+    log.line("sections at -o" + std::to_string(sections.level) + " for " + target.name + " (" +
+             std::to_string(
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0)
+                     .count()) +
+             " ms)");
+    if (&program == &f) {
+      ++step;
+      dump("sections");
     }
   };
   std::vector<std::pair<std::string, std::string>> artifacts; // file name, contents
@@ -269,9 +337,12 @@ CompileResult compileModel(const CompileOptions& o) {
   // cost model's estimate of one step, whose activations are the plan's arena, constants and
   // output buffers when there is a plan (the liveness bound of the program otherwise).
   auto planAndEstimate = [&](const Function& program, const Mesh& mesh) {
+    PefProgram& prog = pef.programs[0];
+    prog.sections = std::move(programSections);
     if (!o.estimateOnly) {
       auto k0 = std::chrono::steady_clock::now();
-      pef.programs[0].plan = buildPlan(program);
+      prog.plan = buildPlan(
+          program, sectionOfOps(prog.sections, static_cast<int64_t>(program.ops().size())));
       log.line("executable plan (" +
                std::to_string(
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - k0)
@@ -280,7 +351,8 @@ CompileResult compileModel(const CompileOptions& o) {
     }
     auto model = makeAnalyticCostModel(target);
     auto e0 = std::chrono::steady_clock::now();
-    CostReport report = model->evaluate(program, mesh);
+    std::vector<int64_t> groups = costGroups(target, prog, program.ops().size());
+    CostReport report = model->evaluate(program, mesh, &groups);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
     if (!o.estimateOnly) {
@@ -334,7 +406,7 @@ CompileResult compileModel(const CompileOptions& o) {
     planAndEstimate(local, part.plan.mesh());
   } else {
     prepareForPlan(f);
-    pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}, {}});
+    pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}, {}, {}});
     planAndEstimate(f, Mesh());
   }
   log.line("program: " + std::to_string(f.ops().size()) + " ops, " +

@@ -1,3 +1,4 @@
+#include "shardc/cost/CostModel.h"
 #include "shardc/cost/Memory.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/ir/IR.h"
@@ -7,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -103,7 +105,7 @@ size_t jsonDepth(const std::string& text) {
   return deepest;
 }
 
-std::string inspectText(const std::string& path, bool json);
+std::string inspectText(const std::string& path, bool json, bool sections);
 
 } // namespace
 
@@ -111,14 +113,34 @@ std::string pefProgram(const std::string& path) {
   return printable(loadPef(path).pef.programs[0].ir);
 }
 
-std::string inspectPef(const std::string& path, bool json) {
-  return printable(inspectText(path, json));
+std::string inspectPef(const std::string& path, bool json, bool sections) {
+  return printable(inspectText(path, json, sections));
 }
 
 namespace {
 
-std::string inspectText(const std::string& path, bool json) {
+// Op kinds of a section, most frequent first: "matmul 2, add 1".
+std::string sectionOps(const Section& s, const std::vector<const Op*>& ops) {
+  std::map<std::string, int64_t> kinds;
+  for (int64_t i = s.firstOp; i < s.firstOp + s.numOps; ++i)
+    ++kinds[ops[static_cast<size_t>(i)]->name()];
+  std::vector<std::pair<int64_t, std::string>> sorted;
+  for (const auto& [k, n] : kinds)
+    sorted.emplace_back(-n, k);
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (size_t i = 0; i < sorted.size() && i < 4; ++i)
+    out += (i ? ", " : "") + sorted[i].second + " " + std::to_string(-sorted[i].first);
+  if (sorted.size() > 4) out += ", ...";
+  return out;
+}
+
+std::string inspectText(const std::string& path, bool json, bool listSections) {
   LoadedPef l = loadPef(path);
+  std::vector<const Op*> ops;
+  for (const auto& op : l.entry->ops())
+    ops.push_back(op.get());
+  const std::vector<Section>& sections = l.pef.programs[0].sections;
   const Pef& p = l.pef;
   std::map<std::string, int64_t> opCounts;
   for (const auto& op : l.entry->ops())
@@ -170,6 +192,22 @@ std::string inspectText(const std::string& path, bool json) {
                  {"arena_bytes", plan.arenaBytes},
                  {"constant_bytes", plan.constantBytes(*l.entry)},
                  {"reference_ops", plan.referenceOps()}};
+    j["optimization_level"] = p.optimizationLevel;
+    if (!p.optimizationRules.empty()) j["optimization_rules"] = p.optimizationRules;
+    j["scaling_factors"] = p.scalingFactors;
+    j["sections"] = nlohmann::json::array();
+    for (const Section& s : sections)
+      j["sections"].push_back({{"phase", std::string(phaseName(s.phase))},
+                               {"first_op", s.firstOp},
+                               {"num_ops", s.numOps},
+                               {"rule", s.rule},
+                               {"inputs", s.inputs},
+                               {"outputs", s.outputs},
+                               {"input_bytes", s.inputBytes},
+                               {"output_bytes", s.outputBytes},
+                               {"on_chip_bytes", s.onChipBytes},
+                               {"compute_units", s.computeUnits},
+                               {"body", s.body}});
     if (!p.costJson.empty()) {
       // Shallow by construction (costReportJson); a deep one is a forged file, and parsing
       // it would recurse without bound.
@@ -243,6 +281,24 @@ std::string inspectText(const std::string& path, bool json) {
   os << "  executable plan:\n";
   for (std::string line; std::getline(plan, line);)
     os << "    " << line << "\n";
+  os << "  sections: ";
+  if (sections.empty()) {
+    os << "none (compiled by a shardc before sections; recompile to have them)\n";
+  } else {
+    os << describeSections(sections) << ", -" << p.optimizationLevel;
+    if (!p.optimizationRules.empty()) os << " rules " << p.optimizationRules;
+    os << "\n";
+  }
+  if (listSections)
+    for (size_t k = 0; k < sections.size(); ++k) {
+      const Section& s = sections[k];
+      os << "    #" << k << " " << phaseName(s.phase) << " ops " << s.firstOp << ".."
+         << s.firstOp + s.numOps - 1 << " (" << sectionOps(s, ops) << ")";
+      if (!s.rule.empty()) os << " rule " << s.rule;
+      os << ": in " << formatBytes(static_cast<double>(s.inputBytes)) << ", out "
+         << formatBytes(static_cast<double>(s.outputBytes)) << ", on chip "
+         << formatBytes(static_cast<double>(s.onChipBytes)) << ", " << s.computeUnits << " units\n";
+    }
   if (!p.costText.empty()) os << "  " << p.costText << "\n";
   if (!l.partitioned()) return os.str();
   PartitionInfo info = partitionInfo(l);

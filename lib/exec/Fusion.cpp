@@ -73,8 +73,8 @@ bool keepsInnerDim(const Op& t) {
 class GroupFormer {
 public:
   GroupFormer(const Function& f, const std::vector<const Op*>& ops,
-              const std::vector<bool>& constant)
-      : f_(f), ops_(ops), constant_(constant), groupOf_(ops.size(), -1) {
+              const std::vector<bool>& constant, const std::vector<int64_t>& sectionOf)
+      : f_(f), ops_(ops), constant_(constant), sectionOf_(sectionOf), groupOf_(ops.size(), -1) {
     for (size_t i = 0; i < ops.size(); ++i)
       index_[ops[i]] = static_cast<int64_t>(i);
   }
@@ -115,6 +115,12 @@ private:
     return it == index_.end() ? -1 : it->second;
   }
 
+  // Ops a and b may share a kernel: they are in one section.
+  bool together(int64_t a, int64_t b) const {
+    return sectionOf_.empty() ||
+           sectionOf_[static_cast<size_t>(a)] == sectionOf_[static_cast<size_t>(b)];
+  }
+
   // The op whose bytes `v` reads: its producer, or through views (a reshape, a contiguous
   // slice: marked constant, as they run in no step) the op they view; -1 for arguments and
   // folded constants.
@@ -138,7 +144,7 @@ private:
       std::vector<int64_t> feeding;
       for (Value* v : op.operands()) {
         int64_t p = producer(v);
-        if (p < 0 || constant_[static_cast<size_t>(p)]) continue;
+        if (p < 0 || constant_[static_cast<size_t>(p)] || !together(p, i)) continue;
         int64_t g = groupOf_[static_cast<size_t>(p)];
         if (g >= 0 && groups_[static_cast<size_t>(g)].kernel == "fused_elementwise" &&
             groups_[static_cast<size_t>(g)].open &&
@@ -197,7 +203,7 @@ private:
          x->type().shape.back() > kMaxRow))
       return;
     int64_t p = producer(x);
-    if (p < 0 || constant_[static_cast<size_t>(p)]) return;
+    if (p < 0 || constant_[static_cast<size_t>(p)] || !together(p, r)) return;
     int64_t g = groupOf_[static_cast<size_t>(p)];
     if (g < 0 || groups_[static_cast<size_t>(g)].kernel != "fused_elementwise") return;
     for (int64_t m : groups_[static_cast<size_t>(g)].ops)
@@ -251,7 +257,7 @@ private:
     groups_[static_cast<size_t>(g)].kernel = "matmul";
     for (Value* v : mm.operands()) {
       int64_t t = producer(v);
-      if (t < 0 || constant_[static_cast<size_t>(t)]) continue;
+      if (t < 0 || constant_[static_cast<size_t>(t)] || !together(t, m)) continue;
       const Op& top = *ops_[static_cast<size_t>(t)];
       if (top.name() == "transpose" && keepsInnerDim(top) && soleUser(v) == m &&
           groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(t)])].ops.size() == 1)
@@ -259,19 +265,19 @@ private:
     }
     const Value* cur = mm.result(0);
     if (int64_t r = soleUser(cur);
-        r >= 0 && sumsBatchOfTransposed(mm, *ops_[static_cast<size_t>(r)], g)) {
+        r >= 0 && together(r, m) && sumsBatchOfTransposed(mm, *ops_[static_cast<size_t>(r)], g)) {
       moveTo(r, g); // a weight gradient: one GEMM over every batch row
       return;
     }
     if (int64_t t = soleUser(cur);
-        t >= 0 && ops_[static_cast<size_t>(t)]->name() == "transpose" &&
+        t >= 0 && together(t, m) && ops_[static_cast<size_t>(t)]->name() == "transpose" &&
         ops_[static_cast<size_t>(t)]->attrs().getInts("perm").back() == cur->type().rank() - 1) {
       moveTo(t, g); // the result stored permuted (attention heads merged back)
       return;
     }
     while (true) {
       int64_t u = soleUser(cur);
-      if (u < 0) return;
+      if (u < 0 || !together(u, m)) return;
       const Op& user = *ops_[static_cast<size_t>(u)];
       int64_t ug = groupOf_[static_cast<size_t>(u)];
       if (ug < 0 || groups_[static_cast<size_t>(ug)].kernel != "fused_elementwise" ||
@@ -307,6 +313,7 @@ private:
   const Function& f_;
   const std::vector<const Op*>& ops_;
   const std::vector<bool>& constant_;
+  const std::vector<int64_t>& sectionOf_;
   std::map<const Op*, int64_t> index_;
   std::vector<int64_t> groupOf_;
   std::vector<Group> groups_;
@@ -340,8 +347,9 @@ bool isLaneOp(const Op& op) {
 }
 
 std::vector<KernelGroup> formGroups(const Function& f, const std::vector<const Op*>& ops,
-                                    const std::vector<bool>& constant) {
-  return GroupFormer(f, ops, constant).run();
+                                    const std::vector<bool>& constant,
+                                    const std::vector<int64_t>& sectionOf) {
+  return GroupFormer(f, ops, constant, sectionOf).run();
 }
 
 } // namespace shardc

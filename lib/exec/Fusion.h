@@ -1,6 +1,6 @@
 // Kernel groups of a device program: which ops run together as one kernel. The one pass that
 // decides fusion legality; the plan builder lays out memory around its groups, and the
-// optimization levels will steer it.
+// sections of the optimization levels bound it.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +25,11 @@ struct KernelGroup {
 };
 
 // `constant[i]`: op i is computed once at bind time (it and its operands are constants).
+// `sectionOf[i]`: op i's section (lib/dataflow); a group never spans two sections. Empty: the
+// whole program is one section.
 // Returns the groups of the remaining ops, ordered by their last op.
 std::vector<KernelGroup> formGroups(const Function& f, const std::vector<const Op*>& ops,
-                                    const std::vector<bool>& constant);
+                                    const std::vector<bool>& constant,
+                                    const std::vector<int64_t>& sectionOf);
 
 } // namespace shardc

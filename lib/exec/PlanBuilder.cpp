@@ -81,7 +81,8 @@ private:
 
 class PlanBuilder {
 public:
-  explicit PlanBuilder(const Function& f) : f_(f), num_(f) {}
+  PlanBuilder(const Function& f, const std::vector<int64_t>& sectionOf)
+      : f_(f), num_(f), sectionOf_(sectionOf) {}
 
   ExecPlan build() {
     plan_.values.assign(static_cast<size_t>(num_.count()), PlanValue{});
@@ -89,7 +90,7 @@ public:
       plan_.values[i] = {ValueHome::Argument, 0, static_cast<int64_t>(i)};
     markConstants();
     markViews();
-    std::vector<KernelGroup> groups = formGroups(f_, num_.ops(), constant_);
+    std::vector<KernelGroup> groups = formGroups(f_, num_.ops(), constant_, sectionOf_);
     for (const KernelGroup& g : groups)
       plan_.steps.push_back({g.kernel, g.ops, !hasNativeKernel(g.kernel, *num_.op(g.ops.back()))});
     markFused();
@@ -287,6 +288,7 @@ private:
 
   const Function& f_;
   ValueNumbering num_;
+  const std::vector<int64_t>& sectionOf_;
   ExecPlan plan_;
   std::vector<bool> constant_; // per op: folded at bind time, or a view (no step)
   std::map<int64_t, int64_t> stepOf_;
@@ -296,8 +298,8 @@ private:
 
 } // namespace
 
-ExecPlan buildPlan(const Function& f) {
-  return PlanBuilder(f).build();
+ExecPlan buildPlan(const Function& f, const std::vector<int64_t>& sectionOf) {
+  return PlanBuilder(f, sectionOf).build();
 }
 
 } // namespace shardc

@@ -5,6 +5,7 @@
 #include "shardc/support/FileUtil.h"
 
 #include <cstring>
+#include <optional>
 
 namespace shardc {
 namespace {
@@ -80,6 +81,47 @@ void planToProto(const ExecPlan& plan, pef::ExecPlan* p) {
   }
 }
 
+void sectionToProto(const Section& s, pef::Section* p) {
+  p->set_phase(std::string(phaseName(s.phase)));
+  p->set_first_op(s.firstOp);
+  p->set_num_ops(s.numOps);
+  p->set_rule(s.rule);
+  for (int64_t v : s.inputs)
+    p->add_inputs(v);
+  for (int64_t v : s.outputs)
+    p->add_outputs(v);
+  p->set_input_bytes(s.inputBytes);
+  p->set_output_bytes(s.outputBytes);
+  p->set_on_chip_bytes(s.onChipBytes);
+  p->set_compute_units(s.computeUnits);
+  p->set_body(s.body + 1);
+}
+
+// The encoding only; checkSections compares the sections with their program.
+std::vector<Section> sectionsFromProto(const pef::DeviceProgram& prog, const std::string& path) {
+  std::vector<Section> out;
+  for (const pef::Section& p : prog.sections()) {
+    Section s;
+    std::optional<Phase> phase = parsePhase(p.phase());
+    if (!phase)
+      throw Error(path + ": section " + std::to_string(out.size()) +
+                  " has an unknown phase (phases: forward, backward, grad-reduce, optimizer)");
+    s.phase = *phase;
+    s.firstOp = p.first_op();
+    s.numOps = p.num_ops();
+    s.rule = p.rule();
+    s.inputs.assign(p.inputs().begin(), p.inputs().end());
+    s.outputs.assign(p.outputs().begin(), p.outputs().end());
+    s.inputBytes = p.input_bytes();
+    s.outputBytes = p.output_bytes();
+    s.onChipBytes = p.on_chip_bytes();
+    s.computeUnits = p.compute_units();
+    s.body = p.body() - 1;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 // Only the encoding is checked here; checkPlan compares the plan with its program.
 ExecPlan planFromProto(const pef::ExecPlan& p, const std::string& path) {
   ExecPlan plan;
@@ -147,9 +189,15 @@ std::string serializePef(const Pef& in) {
     for (const auto& sh : prog.resultShardings)
       pp->add_result_shardings(sh);
     planToProto(prog.plan, pp->mutable_plan());
+    for (const Section& sec : prog.sections)
+      sectionToProto(sec, pp->add_sections());
   }
   p.set_cost_text(in.costText);
   p.set_cost_json(in.costJson);
+  p.set_optimization_level(in.optimizationLevel);
+  p.set_optimization_rules(in.optimizationRules);
+  for (double f : in.scalingFactors)
+    p.add_scaling_factors(f);
   for (const auto& [name, t] : in.weights) {
     auto* w = p.add_weights();
     w->set_name(name);
@@ -231,9 +279,13 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
                             prog.ir(),
                             {prog.arg_shardings().begin(), prog.arg_shardings().end()},
                             {prog.result_shardings().begin(), prog.result_shardings().end()},
-                            planFromProto(prog.plan(), path)});
+                            planFromProto(prog.plan(), path),
+                            sectionsFromProto(prog, path)});
   out.costText = p.cost_text();
   out.costJson = p.cost_json();
+  out.optimizationLevel = p.optimization_level();
+  out.optimizationRules = p.optimization_rules();
+  out.scalingFactors.assign(p.scaling_factors().begin(), p.scaling_factors().end());
   for (const auto& w : p.weights()) {
     PefTensor spec = fromProto(w.spec(), path);
     // Compared before anything is allocated: a forged shape must not allocate terabytes.

@@ -88,6 +88,8 @@ LoadedPef loadPef(const std::string& path) {
   if (std::string err = checkPlan(prog.plan, f); !err.empty())
     throw Error(path + ": the executable plan does not fit the program: " + err +
                 " (recompile the model)");
+  if (std::string err = checkSections(prog.sections, f); !err.empty())
+    throw Error(path + ": the sections do not fit the program: " + err + " (recompile the model)");
   return l;
 }
 

@@ -17,32 +17,32 @@ using namespace shardc;
 
 namespace {
 
-// Flags of the command-line contract whose stages are not built yet: accepted by the
-// parser so that using one gives a clear message instead of "unknown option".
-struct LaterFlags {
+// The section controls: -o0, -o1, -o3 (one of them), the rules for -o1, the scaling factors.
+// --enable-hypersection is accepted by the parser so that using it gives a clear message
+// instead of "unknown option".
+struct SectionFlags {
   bool o0 = false, o1 = false, o3 = false, hypersection = false;
-  std::string rules;
-  std::vector<double> scaling;
 
-  void add(CLI::App* c) {
-    c->add_flag("--o0", o0, "optimization level 0: each op its own section (not supported yet)");
-    c->add_flag("--o1", o1, "optimization level 1: fusion by rules (not supported yet)");
-    c->add_flag("--o3", o3, "optimization level 3: whole graph (default)");
-    c->add_option("--optimization-rules", rules, "fusion rules for -o1 (not supported yet)");
+  void add(CLI::App* c, CompileOptions& co) {
+    c->add_flag("--o0", o0, "optimization level 0: each op its own section");
+    c->add_flag("--o1", o1, "optimization level 1: sections from fusion rules, the rest per op");
+    c->add_flag("--o3", o3,
+                "optimization level 3 (default): sections as large as the target allows");
+    c->add_option("--optimization-rules", co.optimizationRules,
+                  "fusion rules for -o1 (YAML; default: shardc's own, rules/default.yaml)");
     c->add_flag("--enable-hypersection", hypersection,
                 "compile repeated subgraphs once (not supported yet)");
-    c->add_option("--resources-scaling-factors", scaling, "F F F [F] (not supported yet)");
+    c->add_option("--resources-scaling-factors", co.scalingFactors,
+                  "F F F [F]: fractions in (0, 1] of a section's resources assumed for the "
+                  "forward, backward and optimizer sections [and the gradient reduction's]")
+        ->expected(3, 4);
   }
 
-  void rejectUsed(CLI::App* c) const {
-    for (const char* name : {"--o0", "--o1", "--optimization-rules", "--enable-hypersection",
-                             "--resources-scaling-factors"})
-      if (c->count(name)) {
-        std::string shown = std::string(name) == "--o0"   ? "-o0"
-                            : std::string(name) == "--o1" ? "-o1"
-                                                          : name;
-        throw Error(shown + " is not supported yet");
-      }
+  void apply(CLI::App* c, CompileOptions& co) const {
+    if (c->count("--enable-hypersection"))
+      throw Error("--enable-hypersection is not supported yet");
+    if (int(o0) + int(o1) + int(o3) > 1) throw Error("give one of -o0, -o1 and -o3");
+    co.optLevel = o0 ? 0 : o1 ? 1 : 3;
   }
 };
 
@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   CompileOptions co;
-  LaterFlags later;
+  SectionFlags sectionFlags;
   CLI::App* compile =
       app.add_subcommand("compile", "compile a model (.onnx or text IR) into a PEF");
   compile->add_option("model", co.model, "the model: .onnx, or shardc text IR")->required();
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
                    ? "a seed is an integer from 0 to 18446744073709551615"
                    : "";
       });
-  later.add(compile);
+  sectionFlags.add(compile, co);
 
   RunOptions ro;
   CLI::App* run = app.add_subcommand("run", "run a PEF on the CPU");
@@ -223,6 +223,9 @@ int main(int argc, char** argv) {
   CLI::App* inspect = app.add_subcommand("inspect", "describe a PEF");
   inspect->add_option("pef", inspectPath, "the PEF file")->required();
   inspect->add_flag("--json", json, "machine-readable output");
+  bool listSections = false;
+  inspect->add_flag("--sections", listSections,
+                    "list every section: phase, ops, rule, bytes in and out, on-chip resources");
   bool program = false;
   inspect->add_flag("--program", program,
                     "print the program as text IR (per device when partitioned)");
@@ -259,7 +262,7 @@ int main(int argc, char** argv) {
   };
   try {
     if (compile->parsed()) {
-      later.rejectUsed(compile);
+      sectionFlags.apply(compile, co);
       rejectContradictions(compile, co);
       for (int i = 0; i < argc; ++i)
         co.commandLine.push_back(argv[i]);
@@ -269,7 +272,8 @@ int main(int argc, char** argv) {
     } else if (run->parsed()) {
       runPef(ro);
     } else if (inspect->parsed()) {
-      std::cout << (program ? pefProgram(inspectPath) : inspectPef(inspectPath, json));
+      std::cout << (program ? pefProgram(inspectPath)
+                            : inspectPef(inspectPath, json, listSections));
     } else if (calibrateCmd->parsed()) {
       std::cout << calibrate(cal);
     }

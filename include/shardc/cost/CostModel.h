@@ -11,6 +11,10 @@
 //    faster. Devices are laid out on nodes in mesh order (device d on node d / devices_per_node,
 //    the last mesh axis fastest), so a group spans nodes when its devices do; such collectives
 //    are hierarchical (within nodes over the fast link, between nodes over the slow one).
+//  - Groups: ops that run as one unit (a section on a dataflow chip or GPU; a fused kernel of
+//    shardc's CPU runtime) are priced together: their FLOPs against the bytes the group reads
+//    from and writes to device memory (its intermediates stay on chip), plus one start
+//    (sectionSeconds). Ops in no group are priced alone, as above.
 //  - Step time: compute plus communication. shardc's runtime runs one op at a time and its
 //    collectives block, so nothing overlaps; the model assumes the same.
 //  - Memory: per device, the arguments (parameters, optimizer state, inputs) plus the peak of op
@@ -69,11 +73,20 @@ class CostModel {
 public:
   virtual ~CostModel() = default;
   virtual const Target& target() const = 0;
-  // One step of the per-device program `perDevice` on `mesh`.
-  virtual CostReport evaluate(const Function& perDevice, const Mesh& mesh) const = 0;
+  // One step of the per-device program `perDevice` on `mesh`; `groupOf` (one entry per op in
+  // program order, -1 for none) prices groups of ops as units.
+  virtual CostReport evaluate(const Function& perDevice, const Mesh& mesh,
+                              const std::vector<int64_t>* groupOf = nullptr) const = 0;
 };
 
 std::unique_ptr<CostModel> makeAnalyticCostModel(Target target);
+
+// Time of a group of ops run as one unit on `t` (Target::section): `flopSeconds` of
+// arithmetic at the target's efficiency, against `ioBytes` of device-memory traffic; a
+// pipeline (dataflow chip) streams both at once and fills one stage per computing op, a kernel
+// adds its library calls' fixed costs; either pays one section start.
+double sectionSeconds(const Target& t, double flopSeconds, double ioBytes, int64_t stages,
+                      double libraryOverhead);
 
 // Alpha-beta time of one collective of `kind` whose operand holds `bytes` on each device, over
 // the group for `axes` (see the header comment for the layout on nodes). Exposed for tests.

@@ -17,6 +17,20 @@ struct LinkSpec {
   double latency = 0;   // seconds
 };
 
+// What one section (a group of ops that runs as one unit, lib/dataflow) may use and how it
+// runs. `pipeline`: a dataflow chip lays the section's ops out spatially and streams tiles
+// through them (RDU); `kernel`: the section is one fused kernel launch (GPU, CPU).
+struct SectionSpec {
+  enum class Model { Kernel, Pipeline };
+  Model model = Model::Kernel;
+  int64_t computeUnits = 64;    // units a section may occupy (PCUs; SMs; ops per CPU kernel)
+  double memory = 1e6;          // on-chip bytes a section may use (SRAM; shared memory; cache)
+  double tileBytes = 64e3;      // on-chip buffer of one intermediate in flight
+  bool weightsOnChip = false;   // the section holds the weights it reads on chip
+  double switchOverhead = 1e-6; // seconds to start a section (load its program / a launch)
+  double stageLatency = 0;      // pipeline: seconds one tile takes through one stage (fill)
+};
+
 struct Target {
   std::string name;
   std::string description;
@@ -39,6 +53,7 @@ struct Target {
   // latencies) only once devices outnumber units, by d / computeUnits (never below 1).
   int64_t computeUnits = 0;
   int64_t deviceComputeUnits = 1;
+  SectionSpec section;
 
   // Peak FLOP/s for a dtype: its own figure, else f32's.
   double flopsFor(DType t) const;

@@ -46,6 +46,9 @@ struct CompileOptions {
   uint64_t seed = 0;  // initial values of text-IR parameters
   TrainOptions train; // without --inference
   PartitionOptions partition;
+  int optLevel = 3;                     // -o0, -o1, -o3: how sections are formed
+  std::string optimizationRules;        // -o1: a rules file (default: shardc's own)
+  std::vector<double> scalingFactors;   // --resources-scaling-factors: 3 or 4 in (0, 1]
   bool estimateOnly = false;            // plan and estimate, write nothing (no weights needed)
   std::vector<std::string> commandLine; // recorded in the PEF
 };
@@ -79,8 +82,9 @@ inline constexpr int64_t kMaxThreadDevices = 256;
 // Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy.
 void runPef(const RunOptions& options);
 
-// Human-readable or JSON description of a PEF.
-std::string inspectPef(const std::string& path, bool json);
+// Human-readable or JSON description of a PEF; `sections`: the text lists every section (the
+// JSON always has them).
+std::string inspectPef(const std::string& path, bool json, bool sections = false);
 // The program a PEF runs (per device when partitioned), as text IR.
 std::string pefProgram(const std::string& path);
 

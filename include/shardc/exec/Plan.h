@@ -51,8 +51,10 @@ struct ExecPlan {
   int64_t constantBytes(const Function& f) const;
 };
 
-// Plans `f` (a per-device program or an unpartitioned one). Deterministic.
-ExecPlan buildPlan(const Function& f);
+// Plans `f` (a per-device program or an unpartitioned one). Deterministic. `sectionOf` (the
+// section of each op, program order; empty: one section) bounds the fused kernels: a kernel
+// never spans two sections.
+ExecPlan buildPlan(const Function& f, const std::vector<int64_t>& sectionOf = {});
 
 // Checks a plan read from a file against `f`: value and op numbering, every offset and view
 // inside its buffer, each op covered once, steps in an order that respects the data flow.

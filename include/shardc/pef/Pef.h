@@ -5,6 +5,7 @@
 // byte and any truncation (it is not a signature).
 #pragma once
 
+#include "shardc/dataflow/Sections.h"
 #include "shardc/exec/Plan.h"
 #include "shardc/ir/Tensor.h"
 #include "shardc/sharding/Mesh.h"
@@ -41,6 +42,7 @@ struct PefProgram {
   std::string ir;
   std::vector<std::string> argShardings, resultShardings; // empty: not partitioned
   ExecPlan plan;
+  std::vector<Section> sections; // empty in PEFs of shardc before sections
 };
 
 struct Pef {
@@ -54,7 +56,10 @@ struct Pef {
   std::vector<PefBuffer> buffers;
   std::vector<PefProgram> programs;
   std::vector<std::pair<std::string, Tensor>> weights;
-  std::string costText, costJson; // the cost model's estimate; empty in older PEFs
+  std::string costText, costJson;     // the cost model's estimate; empty in older PEFs
+  std::string optimizationLevel;      // o0, o1, o3 ("" in older PEFs)
+  std::string optimizationRules;      // -o1: the rules file, or "default"
+  std::vector<double> scalingFactors; // per phase: forward, backward, grad-reduce, optimizer
 };
 
 // Container format only: header, checksum, protobuf. Throws shardc::Error naming `path`.

@@ -1,0 +1,89 @@
+// Sections of a device program: groups of ops that run as one unit on a chip. A section reads
+// its inputs from device memory (DDR/HBM/RAM), keeps its intermediates on chip and writes its
+// outputs back; the optimization levels decide how the program is cut into sections:
+//   -o0  one op per section;
+//   -o1  the ops a fusion rule matches form a section, every other op its own;
+//   -o3  a whole-graph pass cuts each phase into the sections of least estimated time that
+//        fit the target's per-section budget.
+// Formation first orders the program's ops by phase (forward, backward, gradient reduction,
+// optimizer; a valid order, see opPhases) and makes every section a contiguous run of ops, so
+// a section runs as one unit wherever it starts.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardc {
+class Function;
+struct Target;
+class FusionRules;
+
+enum class Phase : uint8_t { Forward, Backward, GradReduce, Optimizer };
+std::string_view phaseName(Phase p); // forward, backward, grad-reduce, optimizer
+std::optional<Phase> parsePhase(std::string_view name);
+
+// Each op's phase, in program order, from the program's structure alone (so it holds for any
+// per-device program, partitioned or not):
+//   forward     the ops the untied results (the loss, the outputs) depend on;
+//   optimizer   elementwise ops outside the forward whose every reader is an optimizer op or a
+//               tied result (the new parameters and state), walked back from those results;
+//   grad-reduce collectives outside the forward whose every reader is an optimizer op or a
+//               tied result (the data-parallel gradient all-reduce);
+//   backward    the rest (gradients, recomputed activations, tensor-parallel collectives).
+// Every operand of a forward op is forward, and nothing that feeds a backward op is a
+// grad-reduce or optimizer op, so ordering ops by phase keeps the data flow.
+std::vector<Phase> opPhases(const Function& f);
+
+struct Section {
+  Phase phase = Phase::Forward;
+  int64_t firstOp = 0, numOps = 0; // a contiguous run of ops in program order
+  std::string rule;                // -o1: the fusion rule that formed it
+  // Values (plan numbering: arguments, then op results in program order) read from and
+  // written to device memory, and their bytes.
+  std::vector<int64_t> inputs, outputs;
+  int64_t inputBytes = 0, outputBytes = 0;
+  // On-chip resources: buffers of intermediates in flight plus, where the target holds them on
+  // chip, the weights read; and compute units (one per op that computes).
+  int64_t onChipBytes = 0, computeUnits = 0;
+  int64_t body = -1; // hypersection body: sections of one body share their compiled form
+};
+
+// Resource-scaling factors: the fraction of the section budget assumed per phase.
+struct ScalingFactors {
+  std::array<double, 4> byPhase{1, 1, 1, 1}; // indexed by Phase
+  double of(Phase p) const { return byPhase[static_cast<size_t>(p)]; }
+};
+
+struct SectionOptions {
+  int level = 3;                      // 0, 1 or 3
+  const FusionRules* rules = nullptr; // -o1
+  ScalingFactors scaling;
+};
+
+using SectionLog = std::function<void(const std::string&)>;
+
+// Orders `f`'s ops by phase (stable, sections contiguous) and cuts them into sections.
+// Throws shardc::Error when an op cannot fit a section even alone at the phase's scaling
+// factor (naming the op and the smallest factor that fits it).
+std::vector<Section> formSections(Function& f, const Target& t, const SectionOptions& o,
+                                  const SectionLog& log);
+
+// Fills each section's inputs, outputs and resources from the ops it covers.
+void measureSections(const Function& f, const Target& t, std::vector<Section>& sections);
+
+// Section id of every op (program order), from contiguous sections covering the program.
+std::vector<int64_t> sectionOfOps(const std::vector<Section>& sections, int64_t numOps);
+
+// Checks sections read from a file against `f`: contiguous runs covering every op once, in
+// order, with value ids and figures in range. Returns "" or a message naming what is wrong.
+std::string checkSections(const std::vector<Section>& sections, const Function& f);
+
+// Sections per phase and the largest ones, for the compile log.
+std::string describeSections(const std::vector<Section>& sections);
+
+} // namespace shardc

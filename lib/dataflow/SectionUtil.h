@@ -1,0 +1,71 @@
+// What section formation knows of each op and value of a program, and the figures of a
+// candidate section (a contiguous run of ops), grown one op at a time.
+#pragma once
+
+#include "shardc/dataflow/Sections.h"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace shardc {
+class Function;
+class Op;
+struct Target;
+
+struct SectionFigures {
+  int64_t computeUnits = 0, stages = 0; // stages: ops that compute
+  int64_t onChipBytes = 0, inputBytes = 0, outputBytes = 0;
+  double flopSeconds = 0, libraryOverhead = 0;
+  std::vector<int64_t> inputs, outputs; // filled by ProgramFigures::measure only
+};
+
+class ProgramFigures {
+public:
+  ProgramFigures(const Function& f, const Target& t);
+
+  std::vector<Phase> phase;   // per op
+  std::vector<int64_t> units; // per op: compute units (0: computes nothing)
+
+  bool communicates(int64_t op) const;
+  std::string describeOp(int64_t op) const;
+  SectionFigures measure(int64_t begin, int64_t end) const;
+  double seconds(const Target& t, const SectionFigures& fig) const;
+
+private:
+  friend class SectionGrower;
+  const Target& t_;
+  std::vector<const Op*> ops_;
+  std::vector<double> flopSeconds_, libraryOverhead_;
+  std::vector<std::vector<int64_t>> operands_, results_;     // value ids per op
+  std::vector<int64_t> valueBytes_, definedBy_, lastReader_; // -1: an argument / no reader
+  std::vector<bool> isResult_, isWeight_;
+  mutable std::vector<int64_t> inStamp_, innerStamp_;
+  mutable int64_t token_ = 0;
+};
+
+// The figures of [begin, begin + k) as ops are added in order. One grower at a time per
+// ProgramFigures (they share its scratch stamps).
+class SectionGrower {
+public:
+  SectionGrower(const ProgramFigures& pf, int64_t begin);
+  void add(int64_t op);
+  const SectionFigures& figures() const { return fig_; }
+
+private:
+  const ProgramFigures& pf_;
+  int64_t begin_, token_;
+  SectionFigures fig_;
+};
+
+// Reorders `f`'s ops by phase (a stable topological order) keeping each group's ops together;
+// returns each op's group (-1: none) in the new order. Groups must be convex (see isConvex).
+std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phases,
+                                     const std::vector<std::vector<int64_t>>& groups);
+
+// No path leaves the ops `members` (program-order indices) and comes back into them.
+bool isConvex(const std::unordered_map<const Op*, int64_t>& index,
+              const std::vector<int64_t>& members, const std::vector<const Op*>& ops);
+
+} // namespace shardc

@@ -1,0 +1,209 @@
+// Section formation: the program ordered by phase, then cut per optimization level. -o3 cuts
+// each phase by dynamic programming over contiguous runs: the cuts of least total estimated
+// time (sectionSeconds) among those whose every section fits the phase's budget.
+#include "SectionUtil.h"
+
+#include "shardc/cost/CostModel.h"
+#include "shardc/cost/Target.h"
+#include "shardc/dataflow/FusionRules.h"
+#include "shardc/dataflow/Sections.h"
+#include "shardc/ir/IR.h"
+#include "shardc/support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace shardc {
+namespace {
+
+// The smallest scaling factor under which `units` and `bytes` fit the target's budget.
+double factorNeeded(const SectionSpec& s, const SectionFigures& fig) {
+  return std::max(static_cast<double>(fig.computeUnits) / static_cast<double>(s.computeUnits),
+                  static_cast<double>(fig.onChipBytes) / s.memory);
+}
+
+void requireAlone(const ProgramFigures& pf, const Target& t, const SectionOptions& o, int64_t op) {
+  Section s;
+  s.phase = pf.phase[static_cast<size_t>(op)];
+  SectionFigures fig = pf.measure(op, op + 1);
+  double need = factorNeeded(t.section, fig), have = o.scaling.of(s.phase);
+  if (need <= have) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "the smallest %s factor that fits it is %.3g",
+                std::string(phaseName(s.phase)).c_str(), need);
+  throw Error("--resources-scaling-factors: op " + std::to_string(op) + " (" + pf.describeOp(op) +
+              ", " + std::string(phaseName(s.phase)) + ") does not fit one section of " + t.name +
+              " even alone (" + std::to_string(fig.computeUnits) + " compute units, " +
+              formatBytes(static_cast<double>(fig.onChipBytes)) + " on chip; " + buf + ")");
+}
+
+// -o3: least-time cuts of [begin, end) (one phase) into sections within the budget.
+void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o, int64_t begin,
+              int64_t end, std::vector<Section>& out) {
+  Phase phase = pf.phase[static_cast<size_t>(begin)];
+  double units = static_cast<double>(t.section.computeUnits) * o.scaling.of(phase);
+  double memory = t.section.memory * o.scaling.of(phase);
+  size_t n = static_cast<size_t>(end - begin);
+  std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());
+  std::vector<int64_t> from(n + 1, -1);
+  best[0] = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(best[i])) continue;
+    SectionGrower grow(pf, begin + static_cast<int64_t>(i));
+    for (size_t j = i; j < n; ++j) {
+      int64_t op = begin + static_cast<int64_t>(j);
+      // A collective is a section of its own: its time is the link's, not the chip's.
+      if (pf.communicates(op) && j > i) break;
+      grow.add(op);
+      const SectionFigures& fig = grow.figures();
+      bool fits = static_cast<double>(fig.computeUnits) <= units &&
+                  static_cast<double>(fig.onChipBytes) <= memory;
+      if (!fits && j > i) break;
+      double c = best[i] + pf.seconds(t, fig);
+      if (c < best[j + 1]) best[j + 1] = c, from[j + 1] = static_cast<int64_t>(i);
+      if (pf.communicates(op)) break;
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t j = static_cast<int64_t>(n); j > 0; j = from[static_cast<size_t>(j)])
+    runs.emplace_back(begin + from[static_cast<size_t>(j)], begin + j);
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    Section s;
+    s.phase = phase;
+    s.firstOp = it->first;
+    s.numOps = it->second - it->first;
+    out.push_back(std::move(s));
+  }
+}
+
+// -o0 and -o1: a section per group (a rule's match) and per computing op; ops that compute
+// nothing (constants, reshapes) join the section after them, or the last one.
+void cutByGroups(const ProgramFigures& pf, const std::vector<int64_t>& groupOf,
+                 const std::vector<std::string>& groupRule, std::vector<Section>& out) {
+  int64_t n = static_cast<int64_t>(pf.phase.size());
+  int64_t start = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t g = groupOf[static_cast<size_t>(i)];
+    bool lastOfGroup = g < 0 || i + 1 == n || groupOf[static_cast<size_t>(i + 1)] != g;
+    if (!lastOfGroup || (g < 0 && pf.units[static_cast<size_t>(i)] == 0 && i + 1 < n &&
+                         pf.phase[static_cast<size_t>(i + 1)] == pf.phase[static_cast<size_t>(i)]))
+      continue;
+    Section s;
+    s.phase = pf.phase[static_cast<size_t>(i)];
+    s.firstOp = start;
+    s.numOps = i + 1 - start;
+    if (g >= 0) s.rule = groupRule[static_cast<size_t>(g)];
+    out.push_back(std::move(s));
+    start = i + 1;
+  }
+}
+
+} // namespace
+
+std::vector<Section> formSections(Function& f, const Target& t, const SectionOptions& o,
+                                  const SectionLog& log) {
+  if (o.level != 0 && o.level != 1 && o.level != 3)
+    throw Error("optimization level " + std::to_string(o.level) + " is not one of 0, 1, 3");
+  std::vector<Phase> phases = opPhases(f);
+  std::vector<std::vector<int64_t>> groups; // -o1: the rules' matches (op indices)
+  std::vector<std::string> rules;
+  if (o.level == 1) {
+    const FusionRules& r = o.rules ? *o.rules : FusionRules::defaults();
+    for (FusionMatch& m : r.match(f, phases, log)) {
+      groups.push_back(std::move(m.ops));
+      rules.push_back(m.rule);
+    }
+  }
+  std::vector<int64_t> groupOf = scheduleByPhase(f, phases, groups);
+  ProgramFigures pf(f, t);
+  for (int64_t i = 0; i < static_cast<int64_t>(pf.phase.size()); ++i)
+    requireAlone(pf, t, o, i);
+  std::vector<Section> out;
+  if (o.level == 3) {
+    int64_t n = static_cast<int64_t>(pf.phase.size());
+    for (int64_t begin = 0; begin < n;) {
+      int64_t end = begin + 1;
+      while (end < n && pf.phase[static_cast<size_t>(end)] == pf.phase[static_cast<size_t>(begin)])
+        ++end;
+      cutPhase(pf, t, o, begin, end, out);
+      begin = end;
+    }
+  } else {
+    cutByGroups(pf, groupOf, rules, out);
+  }
+  measureSections(f, t, out);
+  if (log) log(describeSections(out));
+  return out;
+}
+
+void measureSections(const Function& f, const Target& t, std::vector<Section>& sections) {
+  ProgramFigures pf(f, t);
+  for (Section& s : sections) {
+    SectionFigures fig = pf.measure(s.firstOp, s.firstOp + s.numOps);
+    s.inputs = std::move(fig.inputs);
+    s.outputs = std::move(fig.outputs);
+    s.inputBytes = fig.inputBytes;
+    s.outputBytes = fig.outputBytes;
+    s.onChipBytes = fig.onChipBytes;
+    s.computeUnits = fig.computeUnits;
+  }
+}
+
+std::vector<int64_t> sectionOfOps(const std::vector<Section>& sections, int64_t numOps) {
+  std::vector<int64_t> of(static_cast<size_t>(numOps), -1);
+  for (size_t k = 0; k < sections.size(); ++k)
+    for (int64_t i = sections[k].firstOp; i < sections[k].firstOp + sections[k].numOps; ++i)
+      if (i >= 0 && i < numOps) of[static_cast<size_t>(i)] = static_cast<int64_t>(k);
+  return of;
+}
+
+std::string checkSections(const std::vector<Section>& sections, const Function& f) {
+  int64_t ops = static_cast<int64_t>(f.ops().size()), next = 0;
+  int64_t values = static_cast<int64_t>(f.numArguments());
+  for (const auto& op : f.ops())
+    values += static_cast<int64_t>(op->numResults());
+  for (size_t k = 0; k < sections.size(); ++k) {
+    const Section& s = sections[k];
+    std::string at = "section " + std::to_string(k);
+    if (s.firstOp != next || s.numOps < 1 || s.numOps > ops - next)
+      return at + " covers ops [" + std::to_string(s.firstOp) + ", +" + std::to_string(s.numOps) +
+             "), not a run starting at op " + std::to_string(next) + " of " + std::to_string(ops);
+    next += s.numOps;
+    for (const auto* list : {&s.inputs, &s.outputs})
+      for (int64_t v : *list)
+        if (v < 0 || v >= values)
+          return at + " names value " + std::to_string(v) + " of " + std::to_string(values);
+    if (s.inputBytes < 0 || s.outputBytes < 0 || s.onChipBytes < 0 || s.computeUnits < 0 ||
+        s.body < -1)
+      return at + " has a negative figure";
+  }
+  if (!sections.empty() && next != ops)
+    return "the sections cover " + std::to_string(next) + " of the program's " +
+           std::to_string(ops) + " ops";
+  return "";
+}
+
+std::string describeSections(const std::vector<Section>& sections) {
+  std::map<Phase, std::pair<int64_t, int64_t>> byPhase; // sections, ops
+  int64_t largest = 0, ruled = 0;
+  for (const Section& s : sections) {
+    ++byPhase[s.phase].first;
+    byPhase[s.phase].second += s.numOps;
+    largest = std::max(largest, s.computeUnits);
+    ruled += !s.rule.empty();
+  }
+  std::string out = std::to_string(sections.size()) + " sections (";
+  bool first = true;
+  for (const auto& [p, c] : byPhase) {
+    out += (first ? "" : ", ") + std::string(phaseName(p)) + " " + std::to_string(c.first) +
+           " over " + std::to_string(c.second) + " ops";
+    first = false;
+  }
+  out += "), at most " + std::to_string(largest) + " computing ops in one";
+  if (ruled) out += ", " + std::to_string(ruled) + " formed by fusion rules";
+  return out;
+}
+
+} // namespace shardc
