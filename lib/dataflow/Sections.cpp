@@ -151,6 +151,15 @@ void measureSections(const Function& f, const Target& t, std::vector<Section>& s
   }
 }
 
+std::vector<double> estimateSections(const Function& f, const Target& t,
+                                     const std::vector<Section>& sections) {
+  ProgramFigures pf(f, t);
+  std::vector<double> out;
+  for (const Section& s : sections)
+    out.push_back(pf.seconds(t, pf.measure(s.firstOp, s.firstOp + s.numOps)));
+  return out;
+}
+
 std::vector<int64_t> sectionOfOps(const std::vector<Section>& sections, int64_t numOps) {
   std::vector<int64_t> of(static_cast<size_t>(numOps), -1);
   for (size_t k = 0; k < sections.size(); ++k)

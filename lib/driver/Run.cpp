@@ -1,3 +1,4 @@
+#include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/exec/CompiledFunction.h"
 #include "shardc/import/OnnxImporter.h"
@@ -70,8 +71,11 @@ std::string fileNameFor(std::string name) {
 // the PEF's executable plan on native kernels, or (--reference) the reference interpreter.
 class Executor {
 public:
-  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads)
-      : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)), reference_(reference) {
+  // `opLimit` >= 0: only the ops before it run (the forward sections), arguments kept.
+  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads,
+           int64_t opLimit)
+      : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)), reference_(reference),
+        opLimit_(opLimit) {
     for (size_t i = 0; i < f_.results().size(); ++i)
       if (f_.results()[i].tiedArg < 0) untied_.push_back(i);
     int64_t devices = 1;
@@ -145,6 +149,8 @@ public:
   const std::map<std::string, double>& secondsByOp() const { return secondsByOp_; }
   // Compiled runs: seconds per step of the plan (its label), over all steps and devices.
   const std::map<std::string, double>& secondsByStep() const { return secondsByStep_; }
+  // Compiled runs: seconds per step of the plan by its index, over all steps and devices.
+  const std::vector<double>& secondsByStepIndex() const { return secondsByStepIndex_; }
 
 private:
   // Device d's step on its arguments `args` (tied results replace their arguments); returns
@@ -152,7 +158,7 @@ private:
   std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm, bool keep) {
     if (!reference_) {
       ExecStats st;
-      const std::vector<Tensor>& results = compiled_[d]->run(args, comm, &st);
+      const std::vector<Tensor>& results = compiled_[d]->run(args, comm, &st, opLimit_);
       std::vector<Tensor> out;
       if (keep) out = results;
       std::lock_guard<std::mutex> lock(mu_);
@@ -161,6 +167,9 @@ private:
         secondsByOp_[k] += sec;
       for (const auto& [k, sec] : st.secondsByStep)
         secondsByStep_[k] += sec;
+      secondsByStepIndex_.resize(st.secondsByStepIndex.size(), 0);
+      for (size_t i = 0; i < st.secondsByStepIndex.size(); ++i)
+        secondsByStepIndex_[i] += st.secondsByStepIndex[i];
       return out;
     }
     InterpreterStats st;
@@ -168,8 +177,10 @@ private:
     std::vector<Tensor> out;
     for (size_t i = 0; i < results.size(); ++i) {
       int64_t tied = f_.results()[i].tiedArg;
-      if (tied >= 0)
+      if (tied >= 0 && opLimit_ < 0)
         args[static_cast<size_t>(tied)] = std::move(results[i]);
+      else if (tied >= 0)
+        continue; // an evaluation pass keeps the weights and state
       else
         out.push_back(std::move(results[i]));
     }
@@ -196,6 +207,8 @@ private:
   const Function& f_;
   std::vector<Tensor> whole_;
   bool reference_;
+  int64_t opLimit_;
+  std::vector<double> secondsByStepIndex_;
   std::vector<size_t> untied_; // indices of the results that are not tied to an argument
   std::vector<std::vector<Tensor>> local_;                  // per device (one under MPI)
   std::vector<std::unique_ptr<CompiledFunction>> compiled_; // per device in this process
@@ -204,6 +217,47 @@ private:
   int64_t peakBytes_ = 0;
   std::map<std::string, double> secondsByOp_, secondsByStep_;
 };
+
+// --measure-sections: each section's kernel seconds per step beside the section model's
+// estimate on the PEF's target.
+void printSectionTimes(const LoadedPef& l, const std::vector<double>& byStep, int64_t steps,
+                       int64_t opLimit) {
+  const PefProgram& prog = l.pef.programs[0];
+  std::vector<int64_t> sectionOf =
+      sectionOfOps(prog.sections, static_cast<int64_t>(l.entry->ops().size()));
+  std::vector<double> measured(prog.sections.size(), 0);
+  for (size_t s = 0; s < byStep.size() && s < prog.plan.steps.size(); ++s)
+    measured[static_cast<size_t>(sectionOf[static_cast<size_t>(prog.plan.steps[s].ops.back())])] +=
+        byStep[s] / static_cast<double>(steps);
+  std::vector<double> estimated;
+  std::string target = l.pef.arch;
+  try {
+    estimated = estimateSections(*l.entry, loadTarget(target), prog.sections);
+  } catch (const Error&) {
+    target += " (not a built-in target: no estimate)";
+  }
+  std::printf("sections: kernel seconds per step, measured, and the section model's estimate on "
+              "%s\n",
+              target.c_str());
+  double totalMeasured = 0, totalEstimated = 0;
+  for (size_t k = 0; k < prog.sections.size(); ++k) {
+    const Section& s = prog.sections[k];
+    if (opLimit >= 0 && s.firstOp >= opLimit) break;
+    totalMeasured += measured[k];
+    std::printf("  #%zu %s ops %lld..%lld%s%s: measured %.6f", k,
+                std::string(phaseName(s.phase)).c_str(), static_cast<long long>(s.firstOp),
+                static_cast<long long>(s.firstOp + s.numOps - 1), s.rule.empty() ? "" : " rule ",
+                s.rule.c_str(), measured[k]);
+    if (!estimated.empty()) {
+      totalEstimated += estimated[k];
+      std::printf(", estimated %.6f", estimated[k]);
+    }
+    std::printf("\n");
+  }
+  std::printf("sections total: measured %.6f", totalMeasured);
+  if (!estimated.empty()) std::printf(", estimated %.6f", totalEstimated);
+  std::printf("\n");
+}
 
 } // namespace
 
@@ -285,7 +339,26 @@ void runPef(const RunOptions& o) {
     args.push_back(std::move(t));
   }
 
-  Executor exec(l, std::move(args), o.reference, o.threads);
+  const std::vector<Section>& sections = l.pef.programs[0].sections;
+  int64_t opLimit = -1;
+  if (!o.sections.empty()) {
+    if (o.sections != "forward")
+      throw Error("--sections " + o.sections + ": the sections a run can run alone are forward");
+    if (!training)
+      throw Error("--sections forward evaluates a training PEF; this one is " + l.pef.mode +
+                  " (it runs only its forward pass anyway)");
+    if (sections.empty())
+      throw Error(o.pef +
+                  " holds no sections (compiled by a shardc before sections); recompile it");
+    opLimit = 0;
+    for (const Section& s : sections)
+      if (s.phase == Phase::Forward) opLimit = s.firstOp + s.numOps;
+  }
+  if (o.measureSections && o.reference)
+    throw Error("--measure-sections times the compiled plan; it does not apply to --reference");
+  if (o.measureSections && sections.empty())
+    throw Error(o.pef + " holds no sections (compiled by a shardc before sections); recompile it");
+  Executor exec(l, std::move(args), o.reference, o.threads, opLimit);
   std::vector<std::vector<Tensor>> perStep;
   std::vector<double> seconds;
   for (int64_t s = 0; s < o.steps; ++s) {
@@ -320,6 +393,8 @@ void runPef(const RunOptions& o) {
       std::printf("  %.6f %s\n", steps[i].first / static_cast<double>(o.steps),
                   steps[i].second.c_str());
   }
+  if (o.measureSections && (!mpi::launchedByMpi() || mpi::worldRank() == 0))
+    printSectionTimes(l, exec.secondsByStepIndex(), o.steps, opLimit);
   std::vector<std::pair<std::string, Tensor>> params, stateAfter;
   for (size_t i = 0; i < f.numArguments(); ++i) {
     ArgKind kind = f.argument(i)->argKind();

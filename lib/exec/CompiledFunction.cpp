@@ -62,7 +62,7 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
 CompiledFunction::~CompiledFunction() = default;
 
 const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Collectives* comm,
-                                                 ExecStats* stats) {
+                                                 ExecStats* stats, int64_t opLimit) {
   if (args.size() != f_.numArguments())
     throw Error("@" + f_.name() + " takes " + std::to_string(f_.numArguments()) +
                 " arguments, got " + std::to_string(args.size()));
@@ -100,8 +100,16 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
       break;
     }
   }
+  // A partial run keeps the arguments: those a step it runs writes in place are restored.
+  std::vector<std::pair<size_t, Tensor>> kept;
+  if (opLimit >= 0)
+    for (size_t i = 0; i < f_.results().size(); ++i)
+      if (int64_t tied = f_.results()[i].tiedArg; tied >= 0)
+        kept.emplace_back(static_cast<size_t>(tied), args[static_cast<size_t>(tied)]);
+  if (stats) stats->secondsByStepIndex.resize(kernels_.size(), 0);
   omp_set_num_threads(threads_);
   for (size_t s = 0; s < kernels_.size(); ++s) {
+    if (opLimit >= 0 && plan_.steps[s].ops.back() >= opLimit) continue;
     auto t0 = std::chrono::steady_clock::now();
     try {
       kernels_[s]->run(ctx);
@@ -112,8 +120,11 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
       double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       stats->secondsByKernel[plan_.steps[s].kernel] += sec;
       stats->secondsByStep[labels_[s]] += sec;
+      stats->secondsByStepIndex[s] += sec;
     }
   }
+  for (auto& [arg, t] : kept)
+    if (t.byteSize()) std::memcpy(args[arg].data(), t.data(), t.byteSize());
   std::vector<std::pair<size_t, Tensor>> tiedCopies;
   size_t k = 0;
   for (size_t i = 0; i < f_.results().size(); ++i) {
@@ -129,7 +140,7 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
       ++k;
       continue;
     }
-    if (pv.home == ValueHome::Argument && pv.base == r.tiedArg) continue;
+    if (opLimit >= 0 || (pv.home == ValueHome::Argument && pv.base == r.tiedArg)) continue;
     Tensor t(r.value->type());
     if (t.byteSize()) std::memcpy(t.data(), src, t.byteSize());
     tiedCopies.emplace_back(static_cast<size_t>(r.tiedArg), std::move(t));

@@ -194,6 +194,11 @@ int main(int argc, char** argv) {
   run->add_option("--pef", ro.pef, "the PEF file")->required();
   run->add_option("--input", ro.inputs, "NAME=FILE.npy for each model input");
   run->add_option("--output-dir", ro.outputDir, "writes DIR/<output-name>.npy (default .)");
+  run->add_option("--sections", ro.sections,
+                  "forward: run only a training PEF's forward sections (an evaluation pass: "
+                  "the loss and outputs, weights and state untouched)");
+  run->add_flag("--measure-sections", ro.measureSections,
+                "time every section and print it beside the cost model's estimate");
   run->add_option("--steps", ro.steps,
                   "training: steps on the batch, outputs stacked along a new first axis; "
                   "inference: the forward pass repeated (for timing), outputs written once")

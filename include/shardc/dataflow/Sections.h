@@ -76,6 +76,11 @@ std::vector<Section> formSections(Function& f, const Target& t, const SectionOpt
 // Fills each section's inputs, outputs and resources from the ops it covers.
 void measureSections(const Function& f, const Target& t, std::vector<Section>& sections);
 
+// The section model's time of each section on `t` (sectionSeconds of its arithmetic and its
+// device-memory traffic), for comparison with measured times.
+std::vector<double> estimateSections(const Function& f, const Target& t,
+                                     const std::vector<Section>& sections);
+
 // Section id of every op (program order), from contiguous sections covering the program.
 std::vector<int64_t> sectionOfOps(const std::vector<Section>& sections, int64_t numOps);
 

@@ -24,6 +24,7 @@ struct ExecStats {
   int64_t peakBytes = 0; // arena and kernel scratch + constants + arguments + outputs
   std::map<std::string, double> secondsByKernel; // added up over runs
   std::map<std::string, double> secondsByStep;   // by step label (stepLabel), added up
+  std::vector<double> secondsByStepIndex;        // by step of the plan, added up
 };
 
 class CompiledFunction {
@@ -39,8 +40,11 @@ public:
   // left in that argument's tensor; the others, in result order, are in the returned
   // buffers, which the next run overwrites (the kernels write them in place: copy what you
   // keep).
+  // `opLimit` >= 0 runs only the steps whose ops all come before op `opLimit` (the forward
+  // sections of a training step) and leaves every argument as it was: the untied results
+  // must be made by those steps.
   const std::vector<Tensor>& run(std::vector<Tensor>& args, Collectives* comm = nullptr,
-                                 ExecStats* stats = nullptr);
+                                 ExecStats* stats = nullptr, int64_t opLimit = -1);
 
   const ExecPlan& plan() const { return plan_; }
   // "#7 matmul [transpose matmul add] -> f32[8,128,768]": the step, its ops and its result.
@@ -54,7 +58,7 @@ private:
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<std::string> labels_;
   std::vector<const Op*> anchors_; // each step's last op, which errors name
-  std::vector<uint8_t> arena_; // the plan's arena, then the kernels' scratch
+  std::vector<uint8_t> arena_;     // the plan's arena, then the kernels' scratch
   size_t scratch_ = 0;
   std::map<int64_t, Tensor> constants_; // by value id
   std::vector<Tensor> results_;         // the untied results, one buffer each
