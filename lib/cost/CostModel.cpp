@@ -5,6 +5,7 @@
 #include "shardc/ops/OpRegistry.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -86,7 +87,7 @@ struct GroupTotals {
   std::vector<int64_t> effective; // per op: its group, or -1 (priced alone)
 
   GroupTotals(const Function& f, const std::vector<int64_t>* g) {
-    if (g && g->size() != f.ops().size()) g = nullptr;
+    assert(!g || g->size() == f.ops().size());
     if (!g) return;
     // A group of one op is priced as that op alone; collectives always are.
     std::map<int64_t, int64_t> members;

@@ -172,16 +172,12 @@ SectionOptions sectionOptions(const CompileOptions& o, std::optional<FusionRules
   return so;
 }
 
-// Each op's group for the cost model: on a CPU target (devices share the host, so the
-// target is shardc's own runtime) the plan's kernels, elsewhere the sections.
-std::vector<int64_t> costGroups(const Target& t, const PefProgram& prog, size_t numOps) {
-  if (t.computeUnits > 0 && !prog.plan.steps.empty()) {
-    std::vector<int64_t> of(numOps, -1);
-    for (size_t k = 0; k < prog.plan.steps.size(); ++k)
-      for (int64_t i : prog.plan.steps[k].ops)
-        of[static_cast<size_t>(i)] = static_cast<int64_t>(k);
-    return of;
-  }
+// Each op's section for the cost model, which prices sections as units on dataflow chips and
+// GPUs. On a CPU target (devices share the host: shardc's own runtime, whose figures
+// `shardc calibrate` measured per kernel) every op is priced alone, as calibrated.
+std::optional<std::vector<int64_t>> costGroups(const Target& t, const PefProgram& prog,
+                                               size_t numOps) {
+  if (t.computeUnits > 0) return std::nullopt;
   return sectionOfOps(prog.sections, static_cast<int64_t>(numOps));
 }
 
@@ -351,8 +347,8 @@ CompileResult compileModel(const CompileOptions& o) {
     }
     auto model = makeAnalyticCostModel(target);
     auto e0 = std::chrono::steady_clock::now();
-    std::vector<int64_t> groups = costGroups(target, prog, program.ops().size());
-    CostReport report = model->evaluate(program, mesh, &groups);
+    std::optional<std::vector<int64_t>> groups = costGroups(target, prog, program.ops().size());
+    CostReport report = model->evaluate(program, mesh, groups ? &*groups : nullptr);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
     if (!o.estimateOnly) {
