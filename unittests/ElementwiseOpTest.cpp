@@ -111,6 +111,27 @@ TEST(ElementwiseOpTest, GeluMatchesTorch) {
       allClose(run1("gelu", {x}, {{"approximate", "tanh"}}), fixture("gelu_tanh_out"), 1e-5, 1e-6));
 }
 
+// dy * gelu'(x), against PyTorch's autograd (float64); the saturated ends give 1 and 0.
+TEST(ElementwiseOpTest, GeluGradMatchesTorchAutograd) {
+  Tensor x = f64({8}, {0, 1, -1, 2, -3, 0.5, 6, -6}), dy = f64({8}, {1, 2, -1, 0.5, 1, 3, 1, 1});
+  EXPECT_TRUE(allClose(run1("gelu_grad", {x, dy}),
+                       f64({8}, {0.5, 2.166630941175373, 0.08331547058768635, 0.5426159005390985,
+                                 -0.01194564720418392, 2.602485373968489, 1.0000000354687093,
+                                 -3.546870945402639e-08}),
+                       1e-14, 1e-16));
+  EXPECT_TRUE(allClose(run1("gelu_grad", {x, dy}, {{"approximate", "tanh"}}),
+                       f64({8}, {0.5, 2.165928167691565, 0.08296408384578258, 0.5430496283118091,
+                                 -0.011584166630969648, 2.6021097106039273, 1.0000000007709977,
+                                 -7.709976012836329e-10}),
+                       1e-14, 1e-16));
+  Tensor ends = f64({2}, {kInf, -kInf}), ones = f64({2}, {1, 1});
+  EXPECT_TRUE(same(run1("gelu_grad", {ends, ones}, {{"approximate", "tanh"}}), f64({2}, {1, 0})));
+  EXPECT_NE(shapeError("gelu_grad", {{DType::F32, {2}}, {DType::F32, {3}}}), "");
+  EXPECT_NE(shapeError("gelu_grad", {{DType::I32, {2}}, {DType::I32, {2}}}), "");
+  EXPECT_NE(shapeError("gelu_grad", {{DType::F32, {2}}, {DType::F32, {2}}}, {{"approximate", "x"}}),
+            "");
+}
+
 // ---- binary ----
 
 TEST(ElementwiseOpTest, AddSubMulDivFloat) {

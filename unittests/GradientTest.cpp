@@ -246,6 +246,8 @@ const std::set<std::string> kNotDifferentiable = {
     // No second order through max pooling: piecewise constant in x; in dy it would be a
     // gather of the incoming gradient at each window's maximum, an op of its own.
     "max_pool2d_backward",
+    // gelu's gradient: training steps differentiate once.
+    "gelu_grad",
     // Collectives: per-device programs are made after autodiff, never differentiated.
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
     "shard_slice"};

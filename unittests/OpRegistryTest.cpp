@@ -18,8 +18,8 @@ using Ints = std::vector<int64_t>;
 const std::set<std::string> kNumericallyTested = {
     // ElementwiseOpTest.cpp
     "neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "erf", "sigmoid",
-    "floor", "not", "gelu", "add", "sub", "mul", "div", "pow", "max", "min", "and", "or", "compare",
-    "where", "cast",
+    "floor", "not", "gelu", "gelu_grad", "add", "sub", "mul", "div", "pow", "max", "min", "and",
+    "or", "compare", "where", "cast",
     // MatmulOpTest.cpp
     "matmul",
     // ReduceOpTest.cpp
@@ -81,6 +81,7 @@ std::vector<FlopCase> flopCases() {
       {"floor", {x}, {}, 6},
       {"not", {b}, {}, 6},
       {"gelu", {x}, {}, 48},
+      {"gelu_grad", {x, x}, {}, 120},
       {"add", {col, row}, {}, 6},
       {"sub", {col, row}, {}, 6},
       {"mul", {col, row}, {}, 6},

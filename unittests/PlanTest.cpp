@@ -683,3 +683,27 @@ func @f(input %a: f32[64,40], input %b: f32[64,40], input %c: f32[64,40]) -> (r:
   ASSERT_EQ(p.plan.steps.size(), 1u) << describePlan(p.plan, p.f());
   expectInterpreterResults(p, 2);
 }
+
+// gelu and its gradient, both forms, over [-12, 12): the compiled sigmoid forms against the
+// interpreter's tanh and erf, saturated ends included; the gradient as a lane op of a fused
+// kernel too.
+TEST(PlanTest, GeluAndItsGradientMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @f(input %x: f32[3,1000], input %dy: f32[3,1000]) -> (y: f32[3,1000], yt: f32[3,1000], g: f32[3,1000], gt: f32[3,1000], r: f32[3,1000]) {
+  %y = gelu(%x) : f32[3,1000]
+  %yt = gelu(%x) {approximate = "tanh"} : f32[3,1000]
+  %g = gelu_grad(%x, %dy) : f32[3,1000]
+  %gt = gelu_grad(%x, %dy) {approximate = "tanh"} : f32[3,1000]
+  %d = mul(%dy, %x) : f32[3,1000]
+  %gd = gelu_grad(%x, %d) {approximate = "tanh"} : f32[3,1000]
+  %r = add(%gd, %x) : f32[3,1000]
+  return %y, %yt, %g, %gt, %r
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_TRUE(p.plan.referenceOps().empty());
+  const PlanStep* fused = p.stepOf("fused_elementwise");
+  ASSERT_TRUE(fused);
+  EXPECT_EQ(fused->ops.size(), 3u) << describePlan(p.plan, p.f());
+  expectCompiledNearReference(p, patternedArgs(p.f(), 7, 997, 24.0 / 997, -12));
+}

@@ -11,9 +11,10 @@ namespace shardc {
 namespace {
 
 const std::set<std::string_view> kLaneOps = {
-    "neg", "abs",     "relu",  "exp", "log",     "sqrt",  "rsqrt", "reciprocal", "tanh",
-    "erf", "sigmoid", "floor", "not", "add",     "sub",   "mul",   "div",        "pow",
-    "max", "min",     "and",   "or",  "compare", "where", "cast",  "gelu",       "broadcast"};
+    "neg",        "abs",     "relu",  "exp",     "log",   "sqrt",      "rsqrt",
+    "reciprocal", "tanh",    "erf",   "sigmoid", "floor", "not",       "add",
+    "sub",        "mul",     "div",   "pow",     "max",   "min",       "and",
+    "or",         "compare", "where", "cast",    "gelu",  "gelu_grad", "broadcast"};
 
 // Row kernels that take an elementwise prologue, and the longest row they buffer.
 const std::set<std::string_view> kRowOps = {"softmax", "log_softmax", "layer_norm"};

@@ -41,6 +41,8 @@ enum class Opc : uint8_t {
   Not,
   GeluErf,
   GeluTanh,
+  GeluErfGrad, // a: x, b: dy
+  GeluTanhGrad,
   Add,
   Sub,
   Mul,
@@ -78,8 +80,8 @@ const std::map<std::string, Opc> kBinary = {{"add", Opc::Add}, {"sub", Opc::Sub}
 const std::map<std::string, Opc> kCompare = {{"eq", Opc::Eq}, {"ne", Opc::Ne}, {"lt", Opc::Lt},
                                              {"le", Opc::Le}, {"gt", Opc::Gt}, {"ge", Opc::Ge}};
 
-SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, const float* b,
-                                 const float* c, int64_t n) {
+SHARDC_INLINE void runInsLoop(Opc opc, float* __restrict d, const float* a, const float* b,
+                              const float* c, int64_t n) {
   switch (opc) {
   case Opc::Copy:
     for (int64_t i = 0; i < n; ++i)
@@ -144,6 +146,14 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
   case Opc::GeluTanh:
     for (int64_t i = 0; i < n; ++i)
       d[i] = vm::geluTanh(a[i]);
+    break;
+  case Opc::GeluErfGrad:
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::geluErfGrad(a[i], b[i]);
+    break;
+  case Opc::GeluTanhGrad:
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = vm::geluTanhGrad(a[i], b[i]);
     break;
   case Opc::Add:
     for (int64_t i = 0; i < n; ++i)
@@ -248,10 +258,14 @@ SHARDC_VECTOR_CLONES void runIns(Opc opc, float* __restrict d, const float* a, c
     break;
   }
 }
+SHARDC_VECTOR_VERSIONS(void, runIns,
+                       (Opc opc, float* __restrict d, const float* a, const float* b,
+                        const float* c, int64_t n),
+                       (opc, d, a, b, c, n))
 
 // Elements [p0, p0 + n) of an iota whose dim has `dim` entries `stride` elements apart, in
 // runs: counting ones along the last dim, constant ones along an outer dim.
-SHARDC_VECTOR_CLONES void countIndex(float* d, int64_t p0, int64_t n, int64_t stride, int64_t dim) {
+SHARDC_INLINE void countIndexLoop(float* d, int64_t p0, int64_t n, int64_t stride, int64_t dim) {
   int64_t q = (p0 / stride) % dim, r = p0 % stride;
   for (int64_t i = 0; i < n;) {
     if (stride == 1) {
@@ -276,6 +290,9 @@ SHARDC_VECTOR_CLONES void countIndex(float* d, int64_t p0, int64_t n, int64_t st
     }
   }
 }
+SHARDC_VECTOR_VERSIONS(void, countIndex,
+                       (float* d, int64_t p0, int64_t n, int64_t stride, int64_t dim),
+                       (d, p0, n, stride, dim))
 
 // An integer value as f32 (rounded to nearest; exact below 2^24).
 float intAt(const uint8_t* base, DType t, int64_t i) {
@@ -283,11 +300,12 @@ float intAt(const uint8_t* base, DType t, int64_t i) {
                          : static_cast<float>(reinterpret_cast<const int32_t*>(base)[i]);
 }
 
-SHARDC_VECTOR_CLONES void boolsToFloats(float* __restrict d, const uint8_t* __restrict b,
-                                        int64_t n) {
+SHARDC_INLINE void boolsToFloatsLoop(float* __restrict d, const uint8_t* __restrict b, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     d[i] = b[i] ? 1.0f : 0.0f;
 }
+SHARDC_VECTOR_VERSIONS(void, boolsToFloats,
+                       (float* __restrict d, const uint8_t* __restrict b, int64_t n), (d, b, n))
 
 // A constant whose every element is the first (a full-size literal from canonicalization).
 bool isSplat(const Tensor& t) {
@@ -457,6 +475,9 @@ LaneProgram::Ins LaneProgram::instruction(const Op& op, int dst, const std::vect
   if (name == "gelu")
     return {op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanh : Opc::GeluErf, dst,
             src[0]};
+  if (name == "gelu_grad")
+    return {op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanhGrad : Opc::GeluErfGrad,
+            dst, src[0], src[1]};
   if (name == "cast") {
     bool toBool =
         op.result(0)->type().dtype == DType::I1 && op.operand(0)->type().dtype != DType::I1;

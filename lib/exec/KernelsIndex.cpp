@@ -17,10 +17,11 @@ int64_t indexAt(const uint8_t* p, DType t, int64_t j) {
                          : reinterpret_cast<const int32_t*>(p)[j];
 }
 
-SHARDC_VECTOR_CLONES void addRow(float* __restrict y, const float* x, int64_t n) {
+SHARDC_INLINE void addRowLoop(float* __restrict y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     y[i] += x[i];
 }
+SHARDC_VECTOR_VERSIONS(void, addRow, (float* __restrict y, const float* x, int64_t n), (y, x, n))
 
 class IndexKernel : public Kernel {
 public:

@@ -15,7 +15,7 @@
 namespace shardc {
 namespace {
 
-SHARDC_VECTOR_CLONES void softmaxRow(const float* x, float* y, int64_t n, bool logForm) {
+SHARDC_INLINE void softmaxRowLoop(const float* x, float* y, int64_t n, bool logForm) {
   float m = -std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(max : m)
   for (int64_t j = 0; j < n; ++j)
@@ -40,9 +40,11 @@ SHARDC_VECTOR_CLONES void softmaxRow(const float* x, float* y, int64_t n, bool l
   for (int64_t j = 0; j < n; ++j)
     y[j] *= r;
 }
+SHARDC_VECTOR_VERSIONS(void, softmaxRow, (const float* x, float* y, int64_t n, bool logForm),
+                       (x, y, n, logForm))
 
-SHARDC_VECTOR_CLONES void layerNormRow(const float* x, float* y, int64_t n, float eps,
-                                       const float* scale, const float* bias) {
+SHARDC_INLINE void layerNormRowLoop(const float* x, float* y, int64_t n, float eps,
+                                    const float* scale, const float* bias) {
   float s = 0;
 #pragma omp simd reduction(+ : s)
   for (int64_t j = 0; j < n; ++j)
@@ -62,6 +64,10 @@ SHARDC_VECTOR_CLONES void layerNormRow(const float* x, float* y, int64_t n, floa
     for (int64_t j = 0; j < n; ++j)
       y[j] = (x[j] - mean) * rstd;
 }
+SHARDC_VECTOR_VERSIONS(void, layerNormRow,
+                       (const float* x, float* y, int64_t n, float eps, const float* scale,
+                        const float* bias),
+                       (x, y, n, eps, scale, bias))
 
 // softmax(where(mask, -inf, x)) over the last dim with a mask of the last two dims only (a
 // causal or padding mask): when, at run time, every mask row keeps a prefix of its row and

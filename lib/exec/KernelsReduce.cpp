@@ -48,7 +48,7 @@ float initial(Kind k) {
 // the vector lanes, short enough that float's rounding stays near one ulp.
 constexpr int64_t kSumBlock = 256;
 
-SHARDC_VECTOR_CLONES double reduceRow(Kind k, const float* x, int64_t n) {
+SHARDC_INLINE double reduceRowLoop(Kind k, const float* x, int64_t n) {
   if (k == Kind::Sum || k == Kind::Mean) {
     double total = 0;
     for (int64_t b = 0; b < n; b += kSumBlock) {
@@ -66,11 +66,22 @@ SHARDC_VECTOR_CLONES double reduceRow(Kind k, const float* x, int64_t n) {
     acc = combine(k, acc, x[j]);
   return acc;
 }
+SHARDC_VECTOR_VERSIONS(double, reduceRow, (Kind k, const float* x, int64_t n), (k, x, n))
 
-SHARDC_VECTOR_CLONES void combineRow(Kind k, double* __restrict acc, const float* x, int64_t n) {
-  for (int64_t j = 0; j < n; ++j)
-    acc[j] = combine(k, acc[j], x[j]);
+// One loop per kind: with the kind's switch inside, the loop does not vectorize.
+SHARDC_INLINE void combineRowLoop(Kind k, double* __restrict acc, const float* x, int64_t n) {
+  if (k == Kind::Max)
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = combine(Kind::Max, acc[j], x[j]);
+  else if (k == Kind::Min)
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = combine(Kind::Min, acc[j], x[j]);
+  else
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] += x[j];
 }
+SHARDC_VECTOR_VERSIONS(void, combineRow,
+                       (Kind k, double* __restrict acc, const float* x, int64_t n), (k, acc, x, n))
 
 class ReduceKernel : public Kernel {
 public:
@@ -138,6 +149,8 @@ public:
     float scale = kind_ == Kind::Mean ? 1.0f / static_cast<float>(count_) : 1.0f;
     int64_t total = numel(shape_);
     int t = total >= (1 << 15) ? ctx.threads : 1;
+    if (mode_ == Mode::Columns && partial_.size() < static_cast<size_t>(t * n_))
+      partial_.assign(static_cast<size_t>(t * n_), 0.0); // more threads than at bind time
     if (label_ >= 0) {
       pickRows(ctx, y, scale);
     } else if (prologue_) {
@@ -149,8 +162,6 @@ public:
     } else if (mode_ == Mode::Columns) {
       // Threads take row ranges (each streams one contiguous block) into their own
       // accumulators, then column ranges of the result combine them.
-      if (partial_.size() < static_cast<size_t>(t * n_)) // more threads than at bind time
-        partial_.assign(static_cast<size_t>(t * n_), 0.0);
 #pragma omp parallel num_threads(t) if (t > 1)
       {
         int nt = omp_get_num_threads(), me = omp_get_thread_num();
@@ -159,13 +170,7 @@ public:
         for (int64_t r = rows_ * me / nt; r < rows_ * (me + 1) / nt; ++r)
           combineRow(kind_, acc, x + r * n_, n_);
 #pragma omp barrier
-        int64_t lo = n_ * me / nt, hi = n_ * (me + 1) / nt;
-        for (int64_t j = lo; j < hi; ++j) {
-          double v = partial_[static_cast<size_t>(j)];
-          for (int k = 1; k < nt; ++k)
-            v = combine(kind_, v, partial_[static_cast<size_t>(k * n_ + j)]);
-          y[j] = static_cast<float>(v * scale);
-        }
+        combineColumns(y, scale, nt, me);
       }
     } else {
       general(x, y, scale, t);
@@ -249,6 +254,18 @@ private:
 
   void withPrologue(ExecContext& ctx, float* y, float scale, int t) {
     prologue_->prepare(ctx);
+    if (mode_ == Mode::Rows && n_ < kChunk) {
+      // Short rows (a softmax gradient's sums over 128 keys): whole rows per evaluation.
+      int64_t per = kChunk / n_, blocks = (rows_ + per - 1) / per;
+#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        int64_t r0 = blk * per, nr = std::min(per, rows_ - r0);
+        const float* v = prologue_->evalBlock(ctx, r0 * n_, nr * n_, omp_get_thread_num())[xSlot_];
+        for (int64_t i = 0; i < nr; ++i)
+          y[r0 + i] = static_cast<float>(reduceRow(kind_, v + i * n_, n_) * scale);
+      }
+      return;
+    }
     if (mode_ == Mode::Rows) {
 #pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
       for (int64_t r = 0; r < rows_; ++r) {
@@ -259,20 +276,34 @@ private:
       }
       return;
     }
-    // Threads take column ranges, each summing its columns over every row in double (the
-    // first thread's accumulators serve all: the ranges are disjoint).
+    // Threads take row ranges into their own accumulators, the prologue evaluated in chunks
+    // that may span rows (a short row is not a chunk of its own), then column ranges of the
+    // result combine them.
 #pragma omp parallel num_threads(t) if (t > 1)
     {
       int nt = omp_get_num_threads(), me = omp_get_thread_num();
-      int64_t lo = n_ * me / nt, hi = n_ * (me + 1) / nt;
-      double* acc = partial_.data();
-      std::fill(acc + lo, acc + hi, 0.0);
-      for (int64_t r = 0; r < rows_; ++r)
-        produce(ctx, me, r * n_ + lo, hi - lo, [&](const float* v, int64_t j, int64_t c) {
-          combineRow(kind_, acc + lo + j, v, c);
-        });
-      for (int64_t j = lo; j < hi; ++j)
-        y[j] = static_cast<float>(acc[j] * scale);
+      double* acc = partial_.data() + me * n_;
+      std::fill(acc, acc + n_, 0.0);
+      int64_t r0 = rows_ * me / nt, r1 = rows_ * (me + 1) / nt;
+      produce(ctx, me, r0 * n_, (r1 - r0) * n_, [&](const float* v, int64_t j, int64_t c) {
+        for (int64_t col = j % n_, done = 0; done < c; col = 0) {
+          int64_t len = std::min(n_ - col, c - done);
+          combineRow(kind_, acc + col, v + done, len);
+          done += len;
+        }
+      });
+#pragma omp barrier
+      combineColumns(y, scale, nt, me);
+    }
+  }
+
+  // y[j] for this thread's range of columns j: the threads' accumulators combined.
+  void combineColumns(float* y, float scale, int nt, int me) const {
+    for (int64_t j = n_ * me / nt; j < n_ * (me + 1) / nt; ++j) {
+      double v = partial_[static_cast<size_t>(j)];
+      for (int k = 1; k < nt; ++k)
+        v = combine(kind_, v, partial_[static_cast<size_t>(k * n_ + j)]);
+      y[j] = static_cast<float>(v * scale);
     }
   }
 

@@ -9,8 +9,20 @@
 #include <limits>
 
 #define SHARDC_INLINE inline __attribute__((always_inline))
-// The loops of the elementwise, normalization and reduction kernels, cloned per ISA.
-#define SHARDC_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// The loops of the elementwise, normalization and reduction kernels: `name` runs the
+// always-inlined `name##Loop`, compiled for AVX-512, AVX2 with FMA and baseline x86-64 and
+// picked at run time (GCC's function multiversioning). target_clones cannot name AVX2 and
+// FMA together, and without FMA every step of a polynomial is a multiply and an add.
+#define SHARDC_VECTOR_VERSIONS(ret, name, params, args)                                            \
+  __attribute__((target("avx512f,fma"))) ret name params {                                         \
+    return name##Loop args;                                                                        \
+  }                                                                                                \
+  __attribute__((target("avx2,fma"))) ret name params {                                            \
+    return name##Loop args;                                                                        \
+  }                                                                                                \
+  __attribute__((target("default"))) ret name params {                                             \
+    return name##Loop args;                                                                        \
+  }
 
 namespace shardc::vm {
 
@@ -122,8 +134,27 @@ SHARDC_INLINE float geluErf(float x) {
   return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f));
 }
 
+// (1 + tanh u) / 2 = sigmoid(2u): one exp and one division, not tanh's two branches.
 SHARDC_INLINE float geluTanh(float x) {
-  return 0.5f * x * (1.0f + tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+  float u2 = 1.5957691216057308f * (x + 0.044715f * x * x * x); // 2u, u = sqrt(2/pi) (...)
+  return x / (1.0f + exp(-u2));
+}
+
+// gelu'(x) times dy: Phi(x) + x phi(x) for the erf form.
+SHARDC_INLINE float geluErfGrad(float x, float dy) {
+  float slope =
+      0.5f * (1.0f + erf(x * 0.70710678118654752f)) + x * 0.3989422804014327f * exp(-0.5f * x * x);
+  return dy * slope;
+}
+
+// With s = sigmoid(2u): s + x s (1 - s) 2u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2). Where
+// s saturates the second term is 0 (its limit), also when x^2 overflows.
+SHARDC_INLINE float geluTanhGrad(float x, float dy) {
+  float x2 = x * x;
+  float s = 1.0f / (1.0f + exp(-1.5957691216057308f * (x + 0.044715f * x2 * x)));
+  float w = s * (1.0f - s);
+  float du2 = 1.5957691216057308f * (1.0f + 0.134145f * x2);
+  return dy * (s + (w == 0.0f ? 0.0f : x * w * du2));
 }
 
 } // namespace shardc::vm

@@ -60,6 +60,18 @@ double geluTanh(double x) {
   constexpr double c = 0.7978845608028654; // sqrt(2 / pi)
   return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
 }
+// d/dx of the two forms: Phi(x) + x phi(x), and with u = c (x + 0.044715 x^3),
+// (1 + tanh u) / 2 + x / 2 (1 - tanh^2 u) c (1 + 3 * 0.044715 x^2), whose second term is 0
+// (its limit) where tanh saturates.
+double geluSlope(double x) {
+  return 0.5 * (1.0 + std::erf(x / std::numbers::sqrt2)) +
+         x * std::exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
+}
+double geluTanhSlope(double x) {
+  constexpr double c = 0.7978845608028654;
+  double t = std::tanh(c * (x + 0.044715 * x * x * x)), w = 1.0 - t * t;
+  return 0.5 * (1.0 + t) + (w == 0 ? 0.0 : 0.5 * x * w * c * (1.0 + 3 * 0.044715 * x * x));
+}
 
 const UnaryFn kUnary[] = {
     {"neg", "negation", Domain::Numeric, 1, [](double x) { return -x; },
@@ -212,35 +224,41 @@ void registerGelu(OpRegistry& r) {
     bool t = a.attrs.getString("approximate") == "tanh";
     return std::vector<Tensor>{applyUnary(*a.inputs[0], t ? geluTanh : gelu, nullptr)};
   };
+  // One op, so the compiled runtime evaluates the slope in one pass rather than as the dozen
+  // elementwise ops of its formula.
   d.gradient = [](const GradArgs& a) {
-    Builder& b = a.b;
-    Value *x = a.op.operand(0), *g = gradOrZero(a, 0);
-    DType t = x->type().dtype;
-    auto c = [&](double v) { return scalar(b, t, v); };
-    Value* dydx;
-    if (a.op.attrs().getString("approximate") == "tanh") {
-      // y = x/2 (1 + tanh(u)), u = k (x + 0.044715 x^3):
-      // dy/dx = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) k (1 + 3 * 0.044715 x^2)
-      Value* x2 = op2(b, "mul", x, x);
-      Value* u = op2(b, "mul", c(0.7978845608028654),
-                     op2(b, "add", x, op2(b, "mul", c(0.044715), op2(b, "mul", x2, x))));
-      Value* th = op1(b, "tanh", u);
-      Value* left = op2(b, "mul", c(0.5), op2(b, "add", c(1), th));
-      Value* du = op2(b, "mul", c(0.7978845608028654),
-                      op2(b, "add", c(1), op2(b, "mul", c(3 * 0.044715), x2)));
-      Value* right = op2(b, "mul", op2(b, "mul", c(0.5), x),
-                         op2(b, "mul", op2(b, "sub", c(1), op2(b, "mul", th, th)), du));
-      dydx = op2(b, "add", left, right);
-    } else {
-      // y = x Phi(x): dy/dx = Phi(x) + x phi(x)
-      Value* phiCdf =
-          op2(b, "mul", c(0.5),
-              op2(b, "add", c(1), op1(b, "erf", op2(b, "mul", x, c(0.7071067811865476)))));
-      Value* pdf = op2(b, "mul", c(0.3989422804014327),
-                       op1(b, "exp", op2(b, "mul", c(-0.5), op2(b, "mul", x, x))));
-      dydx = op2(b, "add", phiCdf, op2(b, "mul", x, pdf));
-    }
-    return std::vector<Value*>{op2(b, "mul", g, dydx)};
+    Value* x = a.op.operand(0);
+    return std::vector<Value*>{a.b.value("gelu_grad", {x, gradOrZero(a, 0)},
+                                         {{"approximate", a.op.attrs().getString("approximate")}})};
+  };
+  d.shardingRule = elementwiseRule;
+  r.add(std::move(d));
+}
+
+// dy * gelu'(x), gelu's gradient: operands x and dy of one float type and shape.
+void registerGeluGrad(OpRegistry& r) {
+  OpDef d;
+  d.name = "gelu_grad";
+  d.summary = "gelu's gradient dy * gelu'(x); approximate as gelu's";
+  d.minOperands = d.maxOperands = 2;
+  d.attrs = {{"approximate", AttrKind::String, Attr("none")}};
+  d.inferTypes = [](const OpSig& sig, std::vector<TensorType>& res) {
+    const std::string& a = sig.attrs.getString("approximate");
+    if (a != "none" && a != "tanh")
+      return "attribute 'approximate' must be \"none\" or \"tanh\", got \"" + a + "\"";
+    if (sig.operands[0] != sig.operands[1])
+      return "gelu_grad operands x and dy must have the same type, got " + sig.operands[0].str() +
+             " and " + sig.operands[1].str();
+    return sameTypeRule("gelu_grad", Domain::Float, sig, res);
+  };
+  d.flops = flopsPerResultElement(20);
+  d.kernel = [](const KernelArgs& a) {
+    double (*slope)(double) =
+        a.attrs.getString("approximate") == "tanh" ? geluTanhSlope : geluSlope;
+    std::vector<double> x = a.inputs[0]->toDoubles(), dy = a.inputs[1]->toDoubles();
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = dy[i] * slope(x[i]);
+    return std::vector<Tensor>{Tensor::fromDoubles(a.resultTypes[0], x)};
   };
   d.shardingRule = elementwiseRule;
   r.add(std::move(d));
@@ -523,6 +541,7 @@ void registerElementwiseOps(OpRegistry& r) {
   for (const UnaryFn& u : kUnary)
     registerUnary(r, u);
   registerGelu(r);
+  registerGeluGrad(r);
   for (const BinaryFn& b : kBinary)
     registerBinary(r, b);
   registerCompare(r);
