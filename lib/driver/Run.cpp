@@ -10,6 +10,7 @@
 #include "shardc/runtime/Npz.h"
 #include "shardc/runtime/ShardTensor.h"
 #include "shardc/runtime/ThreadCollectives.h"
+#include "shardc/support/Digest.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
@@ -259,6 +260,30 @@ void printSectionTimes(const LoadedPef& l, const std::vector<double>& byStep, in
   std::printf("\n");
 }
 
+// Under mpirun every rank reads its own files: a rank given another PEF, input, weights or
+// step count would compute something else, or wait in a collective the others never reach.
+void agreeAcrossRanks(const LoadedPef& l, const std::vector<Tensor>& args, const RunOptions& o) {
+  const Function& f = *l.entry;
+  auto text = [](const std::string& s) { return digestBytes(s.data(), s.size()); };
+  std::vector<std::pair<std::string, uint64_t>> items = {
+      {"PEF (--pef)", l.pef.checksum},
+      {"step count (--steps)", static_cast<uint64_t>(o.steps)},
+      {"--reference", o.reference},
+      {"--sections", text(o.sections)},
+      {"--measure-sections", o.measureSections}};
+  uint64_t state = 0;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    const Tensor& t = args[i];
+    uint64_t d = digestBytes(t.data(), static_cast<size_t>(t.byteSize()), text(t.type().str()));
+    if (f.argument(i)->argKind() == ArgKind::Input)
+      items.emplace_back("input '" + f.argument(i)->name() + "' (--input)", d);
+    else
+      state = digestBytes(&d, sizeof d, state);
+  }
+  items.emplace_back("parameters or state (the PEF's, --weights, --seed)", state);
+  mpi::agree(items);
+}
+
 } // namespace
 
 void runPef(const RunOptions& o) {
@@ -358,6 +383,10 @@ void runPef(const RunOptions& o) {
     throw Error("--measure-sections times the compiled plan; it does not apply to --reference");
   if (o.measureSections && sections.empty())
     throw Error(o.pef + " holds no sections (compiled by a shardc before sections); recompile it");
+  if (mpi::launchedByMpi()) {
+    mpi::setCollectiveTimeout(o.collectiveTimeout);
+    agreeAcrossRanks(l, args, o);
+  }
   Executor exec(l, std::move(args), o.reference, o.threads, opLimit);
   std::vector<std::vector<Tensor>> perStep;
   std::vector<double> seconds;

@@ -242,6 +242,7 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
   if (!p.ParseFromArray(bytes.data() + kHeaderSize, static_cast<int>(length)))
     throw Error(path + ": PEF payload does not parse");
   Pef out;
+  out.checksum = stored;
   out.shardcVersion = p.shardc_version();
   out.compileArgs.assign(p.compile_args().begin(), p.compile_args().end());
   out.createdUtc = p.created_utc();

@@ -222,6 +222,10 @@ int main(int argc, char** argv) {
                   "threads of the run, shared by its devices (default: every core the process "
                   "may use; MPI ranks on one host share them)")
       ->check(CLI::Range(1, 4096));
+  run->add_option("--collective-timeout", ro.collectiveTimeout,
+                  "under mpirun: seconds a collective waits for the other ranks before it ends "
+                  "the job with an error (a rank stopped, hung or died; default 300)")
+      ->check(CLI::Range(0.001, 1e6));
 
   std::string inspectPath;
   bool json = false;

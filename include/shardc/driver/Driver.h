@@ -66,16 +66,17 @@ struct RunOptions {
   std::string pef;
   std::vector<std::string> inputs; // NAME=FILE.npy
   std::string outputDir = ".";
-  int64_t steps = 1;            // training PEFs: steps on the same batch
-  std::string weights;          // .npz overriding parameter values
-  std::optional<int64_t> seed;  // dropout's seed (the PEF's random-number state)
-  std::string saveWeights;      // .npz of the parameters after the run
-  std::string saveState;        // .npz of the opt_state after the run (optimizer, model state)
-  bool stats = false;           // print step times and the peak bytes each device held
-  bool reference = false;       // run through the reference interpreter instead of the plan
-  std::string sections;         // "forward": only a training PEF's forward sections (evaluation)
-  bool measureSections = false; // time every section beside the cost model's estimate
-  int threads = 0;              // threads of the process, over its devices (0: every usable core)
+  int64_t steps = 1;              // training PEFs: steps on the same batch
+  std::string weights;            // .npz overriding parameter values
+  std::optional<int64_t> seed;    // dropout's seed (the PEF's random-number state)
+  std::string saveWeights;        // .npz of the parameters after the run
+  std::string saveState;          // .npz of the opt_state after the run (optimizer, model state)
+  bool stats = false;             // print step times and the peak bytes each device held
+  bool reference = false;         // run through the reference interpreter instead of the plan
+  std::string sections;           // "forward": only a training PEF's forward sections (evaluation)
+  bool measureSections = false;   // time every section beside the cost model's estimate
+  int threads = 0;                // threads of the process, over its devices (0: every usable core)
+  double collectiveTimeout = 300; // under mpirun: seconds a collective waits for the other ranks
 };
 
 // The most devices `run` simulates as threads of one process (more need mpirun).

@@ -60,6 +60,7 @@ struct Pef {
   std::string optimizationLevel;      // o0, o1, o3 ("" in older PEFs)
   std::string optimizationRules;      // -o1: the rules file, or "default"
   std::vector<double> scalingFactors; // per phase: forward, backward, grad-reduce, optimizer
+  uint64_t checksum = 0;              // set when read: the file's checksum (same file, same sum)
 };
 
 // Container format only: header, checksum, protobuf. Throws shardc::Error naming `path`.

@@ -18,9 +18,16 @@ int worldRank();
 int worldSize();
 // Collective over all ranks: on rank 0, every rank's `local` in rank order; elsewhere none.
 std::vector<Tensor> gatherToRoot(const Tensor& local);
-// Prints `message` (one line) to stderr and ends every rank with a non-zero exit: ranks
-// waiting in a collective for this one would otherwise wait forever.
+// Prints `message` (one line, unless empty) to stderr and ends every rank with a non-zero
+// exit: ranks waiting in a collective for this one would otherwise wait forever.
 [[noreturn]] void abortAll(const std::string& message);
+// How long a collective waits for its peers before it ends the job (a rank stopped, hung or
+// died without MPI noticing). Default 300 s.
+void setCollectiveTimeout(double seconds);
+// Collective over all ranks: each rank's named digests of what it was given (items[0] its
+// PEF, which decides the other names) against rank 0's; on a difference rank 0 names it and
+// every rank ends with a non-zero exit.
+void agree(const std::vector<std::pair<std::string, uint64_t>>& items);
 } // namespace mpi
 
 class MpiCollectives : public Collectives {
