@@ -46,20 +46,47 @@ std::string readFile(const std::string& path) {
   return data;
 }
 
+namespace {
+
+// Writes all of `contents` to `fd`; false on an error (errno set).
+bool writeAll(int fd, const std::string& contents) {
+  size_t done = 0;
+  while (done < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+} // namespace
+
 void writeFileAtomic(const std::string& path, const std::string& contents) {
+  namespace fs = std::filesystem;
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path + ": cannot write: " + std::strerror(errno));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error(path + ": write failed");
-    }
+  // The contents go to an unnamed file first (O_TMPFILE), named only once complete: a process
+  // killed while writing leaves nothing behind. Filesystems without O_TMPFILE get a named
+  // temporary file, removed on every error.
+  std::string dir = fs::path(path).parent_path().string();
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  bool unnamed = fd >= 0;
+  if (!unnamed) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw Error(path + ": cannot write: " + std::strerror(errno));
+  bool ok = writeAll(fd, contents);
+  int e = errno;
+  if (ok && unnamed) {
+    std::string self = "/proc/self/fd/" + std::to_string(fd);
+    ok = ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) == 0;
+    e = errno;
+  }
+  ::close(fd);
+  if (!ok) {
+    if (!unnamed) std::remove(tmp.c_str());
+    throw Error(path + ": write failed: " + std::strerror(e));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
+    e = errno;
     std::remove(tmp.c_str());
     throw Error(path + ": cannot rename into place: " + std::strerror(e));
   }
