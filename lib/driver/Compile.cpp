@@ -357,6 +357,21 @@ CompileResult compileModel(const CompileOptions& o) {
       for (const auto& r : program.results())
         if (r.tiedArg < 0) outputs += r.value->type().bytes();
       report.memory.activations = plan.arenaBytes + plan.constantBytes(program) + outputs;
+      // As a dataflow compiler fails a graph that does not fit the chip: a PEF that cannot
+      // run on its target is an error, not a file that fails when it allocates.
+      if (!report.fits())
+        throw Error("the program needs " + formatBytes(static_cast<double>(report.memory.peak())) +
+                    " per device (parameters " +
+                    formatBytes(static_cast<double>(report.memory.parameters)) +
+                    ", optimizer state " +
+                    formatBytes(static_cast<double>(report.memory.optimizerState)) + ", inputs " +
+                    formatBytes(static_cast<double>(report.memory.inputs)) +
+                    ", activations and temporaries " +
+                    formatBytes(static_cast<double>(report.memory.activations)) + "); " +
+                    target.name + " has " + formatBytes(report.memoryCapacity) +
+                    " per device. Partition it over more devices (--data-parallel, "
+                    "--tensor-parallel, --auto-partition) or lower the batch; --estimate-only "
+                    "prints the estimate without a PEF");
     }
     pef.costText = report.str();
     pef.costJson = costReportJson(report);

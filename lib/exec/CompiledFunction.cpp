@@ -5,6 +5,7 @@
 
 #include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/HostMemory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -52,6 +53,14 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
     scratch_ = std::max<size_t>(scratch_, static_cast<size_t>(kernels_.back()->scratchBytes()));
   }
   // The steps run one after another: one scratch buffer serves them all, after the arena.
+  int64_t need = plan_.arenaBytes + static_cast<int64_t>(scratch_);
+  for (const auto& r : f.results())
+    if (r.tiedArg < 0) need += r.value->type().bytes();
+  if (need > hostMemoryBytes())
+    throw Error("the executable plan needs " + std::to_string(need) +
+                " bytes for its arena and outputs, more than this machine's " +
+                std::to_string(hostMemoryBytes()) +
+                ": recompile it partitioned over more devices or with a smaller batch");
   arena_.assign(static_cast<size_t>(plan_.arenaBytes) + scratch_, 0);
   for (const auto& r : f.results()) {
     resultIds_.push_back(num.id(r.value));

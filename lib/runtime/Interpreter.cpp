@@ -3,6 +3,7 @@
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/HostMemory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -43,6 +44,16 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
     std::vector<TensorType> resultTypes;
     for (size_t i = 0; i < op->numResults(); ++i)
       resultTypes.push_back(op->result(i)->type());
+    int64_t resultBytes = 0;
+    for (const TensorType& t : resultTypes)
+      resultBytes += t.bytes();
+    if (resultBytes > hostMemoryBytes() - live) {
+      std::string where = op->loc().line ? " at line " + std::to_string(op->loc().line) : "";
+      throw Error("'" + op->name() + "' op" + where + ": its results (" +
+                  std::to_string(resultBytes) + " bytes) and the " + std::to_string(live) +
+                  " bytes still live exceed this machine's memory (" +
+                  std::to_string(hostMemoryBytes()) + " bytes)");
+    }
     std::vector<Tensor> outs;
     auto t0 = std::chrono::steady_clock::now();
     try {

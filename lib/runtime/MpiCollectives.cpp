@@ -128,7 +128,9 @@ void agree(const std::vector<std::pair<std::string, uint64_t>>& items) {
       abortAll("shardc: error: rank " + std::to_string(rank) + " was given a different " + what +
                " than rank 0: every rank must run the same PEF on the same inputs, weights "
                "and options");
-    abortAll(""); // rank 0 says why
+    // Rank 0 says why and ends the job; an abort from here could kill it before it says it.
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    abortAll("");
   };
   std::vector<uint64_t> head = gather({items.at(0).second, items.size()});
   for (int r = 1; r < n; ++r)
