@@ -243,16 +243,35 @@ TEST(NpyTest, HugeShapeInHeaderIsAnErrorNotAnAllocation) {
             "x.npy: expected 4000000000000 data bytes for f32[1000000,1000000], file has 4");
   std::string tooBig =
       "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }";
-  EXPECT_EQ(npyError(npyBytes(tooBig, "")), "x.npy: shape (99999999999, 99999999999) is too large");
+  EXPECT_EQ(npyError(npyBytes(tooBig, "")),
+            "x.npy: shape f32[99999999999,99999999999] is too large");
 }
 
 TEST(NpyTest, RejectsMalformedHeaders) {
   auto withShape = [](const std::string& shape) {
     return npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", "");
   };
-  EXPECT_EQ(npyError(withShape("(-1,)")), "x.npy: malformed shape (-1,)");
-  EXPECT_EQ(npyError(withShape("(a, 2)")), "x.npy: malformed shape (a, 2)");
-  EXPECT_EQ(npyError(withShape("3")), "x.npy: malformed shape 3");
+  // As strictly as numpy: what it refuses is refused, naming where.
+  auto bad = [&](const std::string& shape, const std::string& what, int at) {
+    return "x.npy: malformed .npy header: " + what + " at byte " + std::to_string(at) +
+           " of {'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  };
+  const std::string notInt = "a dimension that is not a non-negative integer";
+  EXPECT_EQ(npyError(withShape("(-1,)")), bad("(-1,)", notInt, 51));
+  EXPECT_EQ(npyError(withShape("(a, 2)")), bad("(a, 2)", notInt, 51));
+  EXPECT_EQ(npyError(withShape("3")), bad("3", "expected '('", 50));
+  EXPECT_EQ(npyError(withShape("(2 8)")), bad("(2 8)", "expected ')'", 53));
+  EXPECT_EQ(npyError(withShape("(2,, 8)")), bad("(2,, 8)", notInt, 53));
+  EXPECT_EQ(npyError(withShape("(5)")),
+            bad("(5)", "a one-dimensional shape without its comma", 53));
+  EXPECT_EQ(npyError(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (), 'x': 1}", "")),
+            "x.npy: malformed .npy header: the key 'x' (only descr, fortran_order and shape) at "
+            "byte 59 of {'descr': '<f4', 'fortran_order': False, 'shape': (), 'x': 1}");
+  std::string withNul = "{'descr': '<f4', 'fortran_order': False, 'shape': ()}";
+  withNul += '\0';
+  EXPECT_EQ(npyError(npyBytes(withNul, "")),
+            "x.npy: malformed .npy header: a control character at byte 53 of {'descr': '<f4', "
+            "'fortran_order': False, 'shape': ()}\\x00");
   EXPECT_EQ(npyError(npyBytes("{'fortran_order': False, 'shape': (), }", "")),
             "x.npy: .npy header has no 'descr' field");
   EXPECT_EQ(npyError(npyBytes("{'descr': '<f4', 'shape': (), }", "")),
@@ -260,7 +279,8 @@ TEST(NpyTest, RejectsMalformedHeaders) {
   EXPECT_EQ(npyError(npyBytes("{'descr': '<f4', 'fortran_order': False, }", "")),
             "x.npy: .npy header has no 'shape' field");
   EXPECT_EQ(npyError(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (}", "")),
-            "x.npy: malformed .npy header");
+            "x.npy: malformed .npy header: " + notInt +
+                " at byte 51 of {'descr': '<f4', 'fortran_order': False, 'shape': (}");
   EXPECT_EQ(npyError(npyBytes("{'descr': '<f2', 'fortran_order': False, 'shape': (), }", "", 4)),
             "x.npy: unsupported .npy format version 4");
 }

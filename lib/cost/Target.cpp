@@ -176,7 +176,12 @@ Target parseTarget(const std::string& text, const std::string& filename) {
   TargetReader r(filename);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    // One document: a second one after "---" would be ignored without a word.
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1)
+      throw Error(filename + ": holds " + std::to_string(docs.size()) +
+                  " YAML documents; a target file is one");
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     r.fail(e.mark, "invalid YAML: " + e.msg);
   }

@@ -214,7 +214,12 @@ FusionRules FusionRules::parse(const std::string& text, const std::string& file)
   RulesReader reader(file);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    // One document: a second one after "---" would be ignored without a word.
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1)
+      throw Error(file + ": holds " + std::to_string(docs.size()) +
+                  " YAML documents; a rules file is one");
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     std::string at = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
     throw Error(file + at + ": invalid YAML: " + e.msg);

@@ -173,12 +173,19 @@ std::string checkSections(const std::vector<Section>& sections, const Function& 
   int64_t values = static_cast<int64_t>(f.numArguments());
   for (const auto& op : f.ops())
     values += static_cast<int64_t>(op->numResults());
+  std::vector<Phase> phases = sections.empty() ? std::vector<Phase>{} : opPhases(f);
   for (size_t k = 0; k < sections.size(); ++k) {
     const Section& s = sections[k];
     std::string at = "section " + std::to_string(k);
     if (s.firstOp != next || s.numOps < 1 || s.numOps > ops - next)
       return at + " covers ops [" + std::to_string(s.firstOp) + ", +" + std::to_string(s.numOps) +
              "), not a run starting at op " + std::to_string(next) + " of " + std::to_string(ops);
+    for (int64_t i = s.firstOp; i < s.firstOp + s.numOps; ++i)
+      if (phases[static_cast<size_t>(i)] != s.phase)
+        return at + " is a " + std::string(phaseName(s.phase)) + " section, but op " +
+               std::to_string(i) + " is in the " +
+               std::string(phaseName(phases[static_cast<size_t>(i)])) + " phase";
+    if (s.body != -1) return at + " names a hypersection body; this shardc makes none";
     next += s.numOps;
     for (const auto* list : {&s.inputs, &s.outputs})
       for (int64_t v : *list)

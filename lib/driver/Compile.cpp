@@ -42,8 +42,10 @@ std::string utcNow(const char* fmt) {
   return buf;
 }
 
+// At most 200 characters: NAME.sharded.ir and the other files it names must fit a file
+// name (255 bytes).
 bool validPefName(const std::string& n) {
-  if (n.empty() || n == "." || n == "..") return false;
+  if (n.empty() || n.size() > 200 || n == "." || n == "..") return false;
   for (char c : n)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
       return false;
@@ -118,9 +120,19 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
   if (o.untieInitializers) throw Error("--untie-initializers applies to ONNX models only");
   std::string text = readFile(o.model);
   DiagEngine diags(o.model);
-  m.module = parseModule(text, diags);
+  ParsedAnnotations annotations;
+  m.module = parseModule(text, diags, annotations);
   if (m.module) verifyModule(*m.module, diags);
   if (diags.hasErrors()) throw Error(diags.formatLocated(diags.diagnostics()[0]));
+  // Read by shardc-opt; compile takes its partitioning from flags or --strategy, and would
+  // otherwise drop them without a word.
+  if (!annotations.mesh.empty() || !annotations.shardings.empty())
+    throw Error(o.model + ":" +
+                std::to_string(!annotations.mesh.empty() ? annotations.meshLoc.line
+                                                         : annotations.shardings[0].loc.line) +
+                ": the model carries mesh or sharding annotations, which compile does not read; "
+                "give the partitioning with --strategy FILE (or --data-parallel, "
+                "--tensor-parallel, --auto-partition) and remove them");
   if (m.module->functions().size() != 1)
     throw Error(o.model + ": a model in text IR must hold exactly one function");
   if (o.batchSize) throw Error("-b/--batch-size is supported for ONNX models only");
@@ -193,7 +205,7 @@ CompileResult compileModel(const CompileOptions& o) {
                          : o.pefName;
   if (!validPefName(name))
     throw Error("--pef-name '" + name +
-                "' must be non-empty and use only letters, digits, '_', '-' and '.'");
+                "' must be 1 to 200 characters, only letters, digits, '_', '-' and '.'");
 
   CompileLog log(o.verbose);
   auto t0 = std::chrono::steady_clock::now();

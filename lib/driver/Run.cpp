@@ -447,6 +447,11 @@ void runPef(const RunOptions& o) {
         (std::filesystem::path(o.outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string(),
         out);
   }
+  // Their folders are made as the output folder is (checkWritable said they can be).
+  for (const std::string* file : {&o.saveWeights, &o.saveState})
+    if (std::filesystem::path folder = std::filesystem::path(*file).parent_path();
+        !file->empty() && !folder.empty())
+      std::filesystem::create_directories(folder);
   if (!o.saveWeights.empty()) writeNpz(o.saveWeights, params);
   if (!o.saveState.empty()) writeNpz(o.saveState, stateAfter);
 }

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 namespace shardc {
 namespace {
@@ -206,6 +207,13 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
         probe.fail("ops of domain '" + node.domain() + "' are not supported");
       if (!opTable().count(node.op_type()))
         probe.fail("unsupported ONNX op '" + node.op_type() + "'");
+      // ONNX's shape inference divides by these (a zero stride is SIGFPE inside it).
+      for (const auto& a : node.attribute())
+        if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
+          for (int64_t v : a.ints())
+            if (v < 1)
+              probe.fail("attribute '" + a.name() + "' entries must be positive, got " +
+                         std::to_string(v));
     }
   }
   // ONNX's own checks and shape inference catch malformed graphs early (two nodes writing one
@@ -307,7 +315,11 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
     }
   }
   ctx.setNode(nullptr);
+  if (g.output_size() == 0) throw Error(path + ": the graph has no outputs");
+  std::set<std::string> outputNames;
   for (const auto& vi : g.output()) {
+    if (!outputNames.insert(vi.name()).second)
+      throw Error(path + ": graph output '" + vi.name() + "' is listed twice");
     const Entry* e = ctx.lookup(vi.name());
     if (!e) throw Error(path + ": graph output '" + vi.name() + "' is never computed");
     Entry copy = *e;

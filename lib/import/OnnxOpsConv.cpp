@@ -27,6 +27,10 @@ std::vector<int64_t> spatialInts(Context& c, const std::string& name, size_t nd,
   std::vector<int64_t> v = c.attrInts(name, dflt);
   if (v.size() != nd)
     c.fail(name + " needs " + std::to_string(nd) + " entries, got " + std::to_string(v.size()));
+  // A window's sizes and steps divide later (a zero stride was a division by zero).
+  for (int64_t e : v)
+    if (name != "pads" && name != "output_padding" && e < 1)
+      c.fail(name + " entries must be positive, got " + std::to_string(e));
   return v;
 }
 

@@ -278,8 +278,10 @@ std::vector<Entry> range(Context& c) {
     c.fail("start, limit and delta must be scalars");
   double s = start.getDouble(0), l = limit.getDouble(0), d = delta.getDouble(0);
   if (d == 0) c.fail("delta is 0");
+  if (!std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d))
+    c.fail("start, limit and delta must be finite");
   double count = std::max(std::ceil((l - s) / d), 0.0);
-  if (count > static_cast<double>(kMaxElements)) c.fail("the range is too long");
+  if (!(count <= static_cast<double>(kMaxElements))) c.fail("the range is too long");
   Tensor out(TensorType{start.dtype(), {static_cast<int64_t>(count)}});
   for (int64_t i = 0; i < out.numel(); ++i) {
     if (isFloat(out.dtype()))

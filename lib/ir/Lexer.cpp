@@ -38,6 +38,28 @@ void Lexer::skipSpaceAndComments() {
   }
 }
 
+namespace {
+
+// Well-formed UTF-8 as protobuf checks it: no overlong forms, surrogates or code points
+// past U+10FFFF.
+bool validUtf8(const std::string& s) {
+  auto at = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+  for (size_t i = 0; i < s.size();) {
+    unsigned c = at(i), c1 = at(i + 1);
+    size_t n = c < 0x80 ? 0 : c < 0xc2 ? 9 : c < 0xe0 ? 1 : c < 0xf0 ? 2 : c < 0xf5 ? 3 : 9;
+    if (n == 9) return false;
+    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) ||
+        (c == 0xf4 && c1 > 0x8f))
+      return false;
+    for (size_t k = 1; k <= n; ++k)
+      if ((at(i + k) >> 6) != 0x2) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+} // namespace
+
 bool Lexer::lexQuoted(std::string& out, std::string& err) {
   advance(); // opening quote
   for (;;) {
@@ -47,7 +69,14 @@ bool Lexer::lexQuoted(std::string& out, std::string& err) {
     }
     char c = peek();
     advance();
-    if (c == '"') return true;
+    if (c == '"') {
+      // Names and strings end up in the PEF's protobuf strings, which must be UTF-8.
+      if (!validUtf8(out)) {
+        err = "string is not valid UTF-8";
+        return false;
+      }
+      return true;
+    }
     if (c == '\\') {
       char e = peek();
       if (e == 'n')

@@ -207,6 +207,10 @@ std::string serializePef(const Pef& in) {
   std::string payload;
   if (!p.SerializeToString(&payload))
     throw Error("cannot serialize the PEF (over protobuf's 2 GiB message limit?)");
+  return wrapPefPayload(payload);
+}
+
+std::string wrapPefPayload(const std::string& payload) {
   std::string out(kMagic, sizeof kMagic);
   putLE<uint32_t>(out, kPefFormatVersion);
   putLE<uint32_t>(out, 0);

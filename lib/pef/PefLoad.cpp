@@ -6,6 +6,7 @@
 #include "shardc/support/Error.h"
 
 #include <map>
+#include <set>
 
 namespace shardc {
 
@@ -15,11 +16,24 @@ LoadedPef::~LoadedPef() = default;
 
 namespace {
 
+// The most devices a PEF's mesh may name: far more than any run starts, few enough that
+// every count over them fits.
+constexpr int64_t kMaxMeshDevices = int64_t{1} << 20;
+
 void loadShardings(LoadedPef& l, const PefProgram& prog, const std::string& path) {
   const Function& f = *l.entry;
   std::vector<MeshAxis> axes;
-  for (const auto& [name, size] : l.pef.mesh)
+  std::set<std::string> names;
+  int64_t devices = 1;
+  for (const auto& [name, size] : l.pef.mesh) {
+    if (name.empty() || !names.insert(name).second)
+      throw Error(path + ": the mesh's axis names must be distinct and non-empty");
+    if (size < 1 || size > kMaxMeshDevices || (devices *= size) > kMaxMeshDevices)
+      throw Error(path + ": the mesh's axis '" + name + "' has size " + std::to_string(size) +
+                  " (sizes are positive, at most " + std::to_string(kMaxMeshDevices) +
+                  " devices in all)");
     axes.push_back({name, size});
+  }
   l.mesh = Mesh(axes);
   if (prog.argShardings.size() != f.numArguments() ||
       prog.resultShardings.size() != f.results().size())
@@ -38,6 +52,64 @@ void loadShardings(LoadedPef& l, const PefProgram& prog, const std::string& path
         static_cast<int64_t>(s.dims.size()) != f.results()[i].value->type().rank())
       throw Error(path + ": result '" + f.results()[i].name + "' has the sharding " + s.str() +
                   ", which does not fit " + f.results()[i].value->type().str());
+  }
+}
+
+// The mode, the devices and the input and output specs against the program: `run` binds
+// files and outputs through the specs, so a spec that lies would misread or mislabel them.
+template <class WholeOk>
+void checkInterface(const LoadedPef& l, WholeOk&& wholeOk, const std::string& path) {
+  const Function& f = *l.entry;
+  const Pef& pef = l.pef;
+  bool tied = false;
+  for (const auto& r : f.results())
+    tied = tied || r.tiedArg >= 0;
+  if (pef.mode != "inference" && pef.mode != "training")
+    throw Error(path + ": mode '" + pef.mode + "' is neither inference nor training");
+  if (pef.mode == "inference" && tied)
+    throw Error(path + ": an inference PEF whose program updates its parameters");
+  if (pef.mode == "training" && !tied)
+    throw Error(path + ": a training PEF whose program updates nothing");
+  int64_t devices = l.partitioned() ? l.mesh.numDevices() : 1;
+  const std::vector<int64_t>& listed = pef.programs[0].devices;
+  bool inOrder = listed.size() == static_cast<size_t>(devices);
+  for (size_t d = 0; inOrder && d < listed.size(); ++d)
+    inOrder = listed[d] == static_cast<int64_t>(d);
+  if (!inOrder)
+    throw Error(path + ": the program must list its " + std::to_string(devices) + " devices 0.." +
+                std::to_string(devices - 1) + " in order");
+  std::vector<size_t> inputs, outputs;
+  for (size_t i = 0; i < f.numArguments(); ++i)
+    if (f.argument(i)->argKind() == ArgKind::Input) inputs.push_back(i);
+  for (size_t i = 0; i < f.results().size(); ++i)
+    if (f.results()[i].tiedArg < 0) outputs.push_back(i);
+  if (pef.inputs.size() != inputs.size())
+    throw Error(path + ": lists " + std::to_string(pef.inputs.size()) +
+                " inputs, the program has " + std::to_string(inputs.size()));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const PefTensor& spec = pef.inputs[k];
+    if (spec.name != f.argument(inputs[k])->name() || !wholeOk(inputs[k], spec.type))
+      throw Error(path + ": input " + std::to_string(k) + " is listed as '" + spec.name + "' " +
+                  spec.type.str() + ", the program's is '" + f.argument(inputs[k])->name() + "' " +
+                  f.argument(inputs[k])->type().str());
+  }
+  if (pef.outputs.size() != outputs.size())
+    throw Error(path + ": lists " + std::to_string(pef.outputs.size()) +
+                " outputs, the program has " + std::to_string(outputs.size()));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const PefTensor& spec = pef.outputs[k];
+    const FuncResult& r = f.results()[outputs[k]];
+    const TensorType& local = r.value->type();
+    bool fits =
+        l.partitioned()
+            ? spec.type.dtype == local.dtype &&
+                  checkSharding(l.resultShardings[outputs[k]], spec.type, l.mesh).empty() &&
+                  localShape(l.resultShardings[outputs[k]], spec.type, l.mesh) == local.shape
+            : spec.type == local;
+    if (spec.name != r.name || !fits)
+      throw Error(path + ": output " + std::to_string(k) + " is listed as '" + spec.name + "' " +
+                  spec.type.str() + ", the program's is '" + r.name + "' " + local.str() +
+                  (l.partitioned() ? " laid out as " + l.resultShardings[outputs[k]].str() : ""));
   }
 }
 
@@ -85,6 +157,7 @@ LoadedPef loadPef(const std::string& path) {
                   (l.partitioned() ? " laid out as " + l.argShardings[i].str() : ""));
   }
   if (params != weights.size()) throw Error(path + ": holds weights that no parameter uses");
+  checkInterface(l, wholeOk, path);
   if (std::string err = checkPlan(prog.plan, f); !err.empty())
     throw Error(path + ": the executable plan does not fit the program: " + err +
                 " (recompile the model)");

@@ -3,7 +3,9 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
+#include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 
 namespace shardc {
@@ -30,25 +32,121 @@ std::string descrOf(DType t) {
   return "";
 }
 
-// Value of `key` in the header dict, as raw text up to the matching delimiter.
-std::string field(const std::string& header, const std::string& key, const std::string& path) {
-  size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) throw Error(path + ": .npy header has no '" + key + "' field");
-  size_t colon = header.find(':', k);
-  if (colon == std::string::npos) throw Error(path + ": malformed .npy header");
-  size_t b = header.find_first_not_of(' ', colon + 1);
-  if (b == std::string::npos) throw Error(path + ": malformed .npy header");
-  char open = header[b];
-  size_t e;
-  if (open == '\'')
-    e = header.find('\'', b + 1);
-  else if (open == '(')
-    e = header.find(')', b + 1);
-  else
-    e = header.find_first_of(",}", b);
-  if (e == std::string::npos) throw Error(path + ": malformed .npy header");
-  return header.substr(b, e - b + (open == '\'' || open == '(' ? 1 : 0));
-}
+// The header: a Python dict literal of exactly 'descr' (a string), 'fortran_order' (True or
+// False) and 'shape' (a tuple of non-negative integers), padded with spaces and a newline,
+// read as strictly as numpy reads it.
+struct Header {
+  std::string descr, fortranOrder;
+  Shape shape;
+};
+
+class HeaderReader {
+public:
+  HeaderReader(const std::string& s, const std::string& path) : s_(s), path_(path) {}
+
+  Header read() {
+    for (i_ = 0; i_ < s_.size(); ++i_)
+      if (auto c = static_cast<unsigned char>(s_[i_]); (c < 0x20 && c != '\n') || c > 0x7e)
+        fail(c > 0x7e ? "a byte that is not ASCII" : "a control character");
+    i_ = 0;
+    Header h;
+    bool seen[3] = {false, false, false};
+    expect('{');
+    while (true) {
+      spaces();
+      if (peek() == '}') break;
+      std::string key = quoted();
+      spaces();
+      expect(':');
+      spaces();
+      int k = key == "descr" ? 0 : key == "fortran_order" ? 1 : key == "shape" ? 2 : -1;
+      if (k < 0) fail("the key '" + key + "' (only descr, fortran_order and shape)");
+      if (seen[k]) fail("the key '" + key + "' twice");
+      seen[k] = true;
+      if (k == 0) h.descr = quoted();
+      if (k == 1) h.fortranOrder = word();
+      if (k == 2) h.shape = tuple();
+      spaces();
+      if (peek() != ',') break;
+      ++i_;
+    }
+    expect('}');
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n'))
+      ++i_;
+    if (i_ != s_.size()) fail("text after the dict");
+    for (int k = 0; k < 3; ++k)
+      if (!seen[k])
+        throw Error(path_ + ": .npy header has no '" +
+                    std::string(k == 0   ? "descr"
+                                : k == 1 ? "fortran_order"
+                                         : "shape") +
+                    "' field");
+    return h;
+  }
+
+private:
+  [[noreturn]] void fail(const std::string& what) const {
+    std::string shown;
+    for (char c : s_.substr(0, s_.find_last_not_of(" \n") + 1)) {
+      auto u = static_cast<unsigned char>(c);
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      shown += u < 0x20 || u > 0x7e ? std::string(hex) : std::string(1, c);
+    }
+    throw Error(path_ + ": malformed .npy header: " + what + " at byte " + std::to_string(i_) +
+                " of " + shown);
+  }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void spaces() {
+    while (peek() == ' ')
+      ++i_;
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++i_;
+  }
+  std::string quoted() {
+    expect('\'');
+    size_t e = s_.find('\'', i_);
+    if (e == std::string::npos) fail("an unterminated string");
+    std::string v = s_.substr(i_, e - i_);
+    i_ = e + 1;
+    return v;
+  }
+  std::string word() {
+    size_t b = i_;
+    while (std::isalpha(static_cast<unsigned char>(peek())))
+      ++i_;
+    return s_.substr(b, i_ - b);
+  }
+  // (), (n,) or (n, m, ...) with an optional trailing comma: (n) is a number, not a tuple.
+  Shape tuple() {
+    Shape shape;
+    expect('(');
+    bool comma = false;
+    while (true) {
+      spaces();
+      if (peek() == ')') break;
+      int64_t d;
+      auto r = std::from_chars(s_.data() + i_, s_.data() + s_.size(), d);
+      if (r.ec != std::errc() || d < 0 || !std::isdigit(static_cast<unsigned char>(peek())))
+        fail("a dimension that is not a non-negative integer");
+      i_ = static_cast<size_t>(r.ptr - s_.data());
+      shape.push_back(d);
+      spaces();
+      comma = peek() == ',';
+      if (!comma) break;
+      ++i_;
+    }
+    expect(')');
+    if (shape.size() == 1 && !comma) fail("a one-dimensional shape without its comma");
+    return shape;
+  }
+
+  const std::string& s_;
+  const std::string& path_;
+  size_t i_ = 0;
+};
 
 } // namespace
 
@@ -73,7 +171,8 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
   if (headerLen > bytes.size() - headerStart) throw Error(path + ": truncated .npy header");
   std::string header = bytes.substr(headerStart, headerLen);
 
-  std::string descr = field(header, "descr", path);
+  Header h = HeaderReader(header, path).read();
+  const std::string descr = "'" + h.descr + "'";
   DType dtype;
   if (descr == "'<f4'")
     dtype = DType::F32;
@@ -93,23 +192,13 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
   else
     throw Error(path + ": unsupported .npy dtype " + descr +
                 " (supported: <f4 <f8 <f2 <i8 <i4 |b1)");
-  if (field(header, "fortran_order", path) != "False")
+  if (h.fortranOrder == "True")
     throw Error(path + ": Fortran-order .npy arrays are not supported; save with C order");
-
-  std::string shapeText = field(header, "shape", path);
-  Shape shape;
-  if (shapeText.size() < 2 || shapeText.front() != '(' || shapeText.back() != ')')
-    throw Error(path + ": malformed shape " + shapeText);
-  for (size_t i = 1; i + 1 < shapeText.size();) {
-    while (i + 1 < shapeText.size() && (shapeText[i] == ' ' || shapeText[i] == ','))
-      ++i;
-    if (i + 1 >= shapeText.size()) break;
-    int64_t d;
-    auto r = std::from_chars(shapeText.data() + i, shapeText.data() + shapeText.size() - 1, d);
-    if (r.ec != std::errc() || d < 0) throw Error(path + ": malformed shape " + shapeText);
-    shape.push_back(d);
-    i = static_cast<size_t>(r.ptr - shapeText.data());
-  }
+  if (h.fortranOrder != "False")
+    throw Error(path + ": malformed .npy header: fortran_order is '" + h.fortranOrder +
+                "', not True or False");
+  Shape shape = h.shape;
+  std::string shapeText = TensorType{dtype, shape}.str();
   if (!checkedNumel(shape)) throw Error(path + ": shape " + shapeText + " is too large");
   TensorType type{dtype, shape};
   size_t dataStart = headerStart + headerLen;

@@ -123,9 +123,11 @@ std::vector<std::pair<std::string, Tensor>> readNpz(const std::string& path) {
     if (method != 0)
       throw Error(path + ": member '" + name +
                   "' is compressed; save with np.savez, not np.savez_compressed");
+    if (offset > s.size() - 30) throw Error(path + ": corrupt or truncated member '" + name + "'");
     uint64_t localName = get(s, offset + 26, 2, path), localExtra = get(s, offset + 28, 2, path);
     uint64_t dataAt = offset + 30 + localName + localExtra;
-    if (get(s, offset, 4, path) != 0x04034b50 || dataAt + size > s.size())
+    // Compared without forming dataAt + size, which a forged zip64 size wraps.
+    if (get(s, offset, 4, path) != 0x04034b50 || dataAt > s.size() || size > s.size() - dataAt)
       throw Error(path + ": corrupt or truncated member '" + name + "'");
     std::string data = s.substr(dataAt, size);
     if (crc32(data) != crc) throw Error(path + ": member '" + name + "' fails its CRC check");

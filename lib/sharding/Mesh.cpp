@@ -221,13 +221,20 @@ std::string checkSharding(const TensorSharding& s, const TensorType& t, const Me
     return "";
   };
   for (size_t d = 0; d < s.dims.size(); ++d) {
-    int64_t ways = 1;
+    int64_t ways = 1, chunks = s.chunksOf(d);
     for (const std::string& axis : s.dims[d]) {
       std::string err = use(axis);
       if (!err.empty()) return err;
-      ways *= mesh.axes()[*mesh.axisIndex(axis)].size;
+      int64_t size = mesh.axes()[*mesh.axisIndex(axis)].size;
+      if (size < 1 || __builtin_mul_overflow(ways, size, &ways))
+        return "dimension " + std::to_string(d) + " of " + s.str() +
+               " is split over more devices "
+               "than a count can hold";
     }
-    if (t.shape[d] % (ways * s.chunksOf(d)))
+    if (chunks < 1)
+      return "sharding " + s.str() + " has a chunk count below 1 on dimension " + std::to_string(d);
+    // Without forming ways * chunks, which may overflow.
+    if (t.shape[d] % ways || (t.shape[d] / ways) % chunks)
       return "dimension " + std::to_string(d) + " of " + t.str() + " (size " +
              std::to_string(t.shape[d]) + ") does not divide evenly over " +
              axisListStr(s.dims[d]) + " (" + std::to_string(ways) + " devices" +

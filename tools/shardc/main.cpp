@@ -58,14 +58,27 @@ const CLI::Validator kPositive(
     },
     "POSITIVE");
 
-// Flags that say nothing in the compile asked for: refused rather than silently ignored.
-void rejectContradictions(const CLI::App* c, const CompileOptions& co) {
-  auto given = [&](const char* name) { return c->count(name) > 0; };
-  // An empty value would read as "not given" and fall back to the default.
+// An empty value would read as "not given" and fall back to the default.
+void rejectEmptyValues(const CLI::App* c) {
   for (const auto* opt : c->get_options())
     for (const std::string& v : opt->results())
       if (v.empty() && opt->get_expected_min() > 0)
         throw Error(opt->get_name() + " needs a value, got ''");
+}
+
+// A seed is an unsigned 64-bit integer: CLI11 would wrap "-1" and saturate larger values.
+std::string checkSeed(const std::string& v) {
+  uint64_t seed = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+  return v.empty() || ec != std::errc() || end != v.data() + v.size()
+             ? "a seed is an integer from 0 to 18446744073709551615"
+             : "";
+}
+
+// Flags that say nothing in the compile asked for: refused rather than silently ignored.
+void rejectContradictions(const CLI::App* c, const CompileOptions& co) {
+  auto given = [&](const char* name) { return c->count(name) > 0; };
+  rejectEmptyValues(c);
   const char* training[] = {"--optimizer", "--learning-rate", "--momentum",
                             "--nesterov",  "--weight-decay",  "--beta1",
                             "--beta2",     "--eps",           "--loss",
@@ -150,7 +163,8 @@ int main(int argc, char** argv) {
   compile->add_flag("--debug", co.debug, "dump the IR after each pass that changed it, numbered");
   compile->add_option("--log-dir", co.logDir,
                       "where the log and debug dumps go (default: the PEF's folder)");
-  compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models");
+  compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models")
+      ->check(checkSeed);
   PartitionOptions& po = co.partition;
   compile->add_flag("--data-parallel", po.dataParallel,
                     "data parallel: replicas on a `data` mesh axis of -ws N devices");
@@ -180,13 +194,7 @@ int main(int argc, char** argv) {
       ->add_option("--search-seed", po.searchSeed,
                    "--auto-partition: seed of the tree search (default 0); same seed, same "
                    "plan")
-      ->check([](const std::string& v) {
-        uint64_t seed = 0;
-        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
-        return v.empty() || ec != std::errc() || end != v.data() + v.size()
-                   ? "a seed is an integer from 0 to 18446744073709551615"
-                   : "";
-      });
+      ->check(checkSeed);
   sectionFlags.add(compile, co);
 
   RunOptions ro;
@@ -225,7 +233,12 @@ int main(int argc, char** argv) {
   run->add_option("--collective-timeout", ro.collectiveTimeout,
                   "under mpirun: seconds a collective waits for the other ranks before it ends "
                   "the job with an error (a rank stopped, hung or died; default 300)")
-      ->check(CLI::Range(0.001, 1e6));
+      ->check(CLI::Range(0.001, 1e6))
+      ->check([](const std::string& v) {
+        return v.find_first_not_of("0123456789.eE+-") == std::string::npos
+                   ? ""
+                   : "seconds are a number from 0.001 to 1e6";
+      });
 
   std::string inspectPath;
   bool json = false;
@@ -236,8 +249,10 @@ int main(int argc, char** argv) {
   inspect->add_flag("--sections", listSections,
                     "list every section: phase, ops, rule, bytes in and out, on-chip resources");
   bool program = false;
-  inspect->add_flag("--program", program,
-                    "print the program as text IR (per device when partitioned)");
+  inspect
+      ->add_flag("--program", program, "print the program as text IR (per device when partitioned)")
+      ->excludes("--json")
+      ->excludes("--sections");
 
   CalibrateOptions cal;
   CLI::App* calibrateCmd = app.add_subcommand(
@@ -279,6 +294,7 @@ int main(int argc, char** argv) {
       if (!r.pefPath.empty()) std::cout << "wrote " << r.pefPath << "\n";
       std::cout << r.estimate << "\n";
     } else if (run->parsed()) {
+      rejectEmptyValues(run);
       runPef(ro);
     } else if (inspect->parsed()) {
       std::cout << (program ? pefProgram(inspectPath)

@@ -65,6 +65,9 @@ struct Pef {
 
 // Container format only: header, checksum, protobuf. Throws shardc::Error naming `path`.
 std::string serializePef(const Pef& pef);
+// The container around a protobuf payload (header, payload, checksum): serializePef's last
+// step, and how the PEF fuzzer makes files whose checksum holds.
+std::string wrapPefPayload(const std::string& payload);
 Pef parsePef(const std::string& bytes, const std::string& path);
 void writePef(const std::string& path, const Pef& pef); // atomic: temporary file, then rename
 Pef readPef(const std::string& path);
