@@ -122,6 +122,13 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
         return "op " + std::to_string(i) + " runs in two steps";
       stepOf[static_cast<size_t>(i)] = static_cast<int64_t>(s);
     }
+    // A kernel is named after one of its ops, or is the elementwise group's.
+    bool named = st.kernel == "fused_elementwise";
+    for (int64_t i : st.ops)
+      named = named || num.op(i)->name() == st.kernel;
+    if (!named)
+      return "step " + std::to_string(s) + " names the kernel '" + st.kernel +
+             "', which is not one of its ops'";
     // The last op's results are what the step makes for others: they are stored.
     const Op& anchor = *num.op(st.ops.back());
     for (size_t r = 0; r < anchor.numResults(); ++r)
