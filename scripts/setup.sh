@@ -34,6 +34,8 @@ PACKAGES=(
   # benchmarks: PyTorch takes its BLAS from libblas.so.3; without OpenBLAS (above) it gets
   # the reference BLAS, some 40x slower (bench/ prints which one it found)
   python3-torchvision
+  # libFuzzer targets (scripts/fuzz.sh): clang with its fuzzer runtime and OpenMP
+  clang-14 libclang-rt-14-dev libomp-14-dev
   # style
   clang-format
 )

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang in build-fuzz/ (ASan + UBSan) and runs each for
+# SECONDS (default 60) from seed corpora made of the test fixtures; prints each target's
+# executions and fails on any finding (the crashing input is kept in build-fuzz/findings/).
+# Usage: scripts/fuzz.sh [SECONDS]   (needs build/bin/shardc for the PEF seeds)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-60}
+TARGETS=(IrParser Npy Pef Onnx)
+
+CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_FUZZ=ON \
+  -DSHARDC_BUILD_TESTS=OFF >/dev/null
+cmake --build build-fuzz --target "${TARGETS[@]/#/fuzz-}"
+
+seeds=build-fuzz/seeds
+rm -rf "$seeds" build-fuzz/findings
+mkdir -p "$seeds"/{IrParser,Npy,Pef,Onnx} build-fuzz/findings
+# Copies the files named on stdin into seeds/$1, numbered (fixtures share file names).
+seed() {
+  local n=0 f
+  while IFS= read -r f; do
+    cp "$f" "$seeds/$1/$((n++))-$(basename "$f")"
+  done
+}
+find test -name '*.ir' -size -64k | seed IrParser
+find unittests/fixtures/npy test/import/Inputs -name '*.npy' -size -64k | seed Npy
+find test/import/Inputs -name 'model.onnx' -size -1M | seed Onnx
+# PEF payloads (the target adds header and checksum): an inference, a training and a
+# partitioned PEF of the small GPT.
+n=0
+while read -r model flags; do
+  name=p$((++n))
+  # shellcheck disable=SC2086
+  build/bin/shardc compile "test/import/Inputs/$model" $flags --output-folder build-fuzz/pefs \
+    --pef-name "$name" >/dev/null
+  python3 -c "import sys; b = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(b[24:-8])" \
+    "build-fuzz/pefs/$name/$name.pef" "$seeds/Pef/$name"
+done <<'LIST'
+gpt/model.onnx --inference -b 2
+gpt_loss/model.onnx -b 2 --optimizer adam
+gpt/model.onnx --inference -b 4 --data-parallel -ws 2
+LIST
+
+status=0
+for t in "${TARGETS[@]}"; do
+  log=build-fuzz/fuzz-$t.log
+  if ASAN_OPTIONS=detect_leaks=1 build-fuzz/bin/fuzz-$t "$seeds/$t" -max_total_time="$SECONDS_EACH" \
+      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=build-fuzz/findings/$t- \
+      >"$log" 2>&1; then
+    echo "fuzz-$t: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') executions in ${SECONDS_EACH} s, no finding"
+  else
+    echo "fuzz-$t: FINDING (see $log and build-fuzz/findings/)"
+    tail -30 "$log"
+    status=1
+  fi
+done
+exit $status
