@@ -19,6 +19,7 @@
 #include "shardc/sharding/Strategy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/support/HostMemory.h"
 #include "shardc/train/TrainStep.h"
 #include "shardc/transforms/Passes.h"
 
@@ -137,6 +138,16 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
     throw Error(o.model + ": a model in text IR must hold exactly one function");
   if (o.batchSize) throw Error("-b/--batch-size is supported for ONNX models only");
   const Function& f = *m.module->functions()[0];
+  // The initial values are made here: their bytes must exist before they are allocated.
+  int64_t stateBytes = 0;
+  for (size_t i = 0; i < f.numArguments(); ++i)
+    if (f.argument(i)->argKind() != ArgKind::Input &&
+        __builtin_add_overflow(stateBytes, f.argument(i)->type().bytes(), &stateBytes))
+      stateBytes = INT64_MAX;
+  if (!o.estimateOnly && stateBytes > hostMemoryBytes())
+    throw Error(o.model + ": the parameters and state need " + std::to_string(stateBytes) +
+                " bytes, more than this machine's " + std::to_string(hostMemoryBytes()) +
+                " (--estimate-only estimates it without them)");
   for (size_t i = 0; i < f.numArguments() && !o.estimateOnly; ++i) {
     const Value* a = f.argument(i);
     if (a->argKind() == ArgKind::Param)

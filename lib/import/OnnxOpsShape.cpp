@@ -32,8 +32,8 @@ std::vector<Entry> reshape(Context& c) {
       inferred = static_cast<int64_t>(i);
     } else if (shape[i] < 0) {
       c.fail("the target shape has a negative entry " + std::to_string(shape[i]));
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      c.fail("the target shape " + shapeStr(shape) + " has more elements than a count can hold");
     }
   }
   if (inferred >= 0) {
