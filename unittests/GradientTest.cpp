@@ -249,8 +249,9 @@ const std::set<std::string> kNotDifferentiable = {
     // gelu's gradient: training steps differentiate once.
     "gelu_grad",
     // Collectives: per-device programs are made after autodiff, never differentiated.
-    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute",
-    "shard_slice"};
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "shard_slice",
+    // Calls: hypersections are outlined after autodiff and partitioning.
+    "call"};
 
 } // namespace
 

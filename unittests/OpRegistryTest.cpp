@@ -36,7 +36,9 @@ const std::set<std::string> kNumericallyTested = {
     // CollectivesTest.cpp
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "shard_slice",
     // RandomOpTest.cpp
-    "dropout"};
+    "dropout",
+    // HypersectionTest.cpp
+    "call"};
 
 TEST(OpRegistryTest, EveryOpHasNumericTests) {
   std::set<std::string> registered;
@@ -159,6 +161,8 @@ std::vector<FlopCase> flopCases() {
        16},
       // Collectives communicate; the additions of a reduction are not counted.
       {"all_reduce", {x}, {{"axes", "data"}, {"group", 2}}, 0},
+      // A call's work is priced in its callee's ops, where the program was priced.
+      {"call", {x}, {{"callee", "body"}}, 0},
       {"all_gather", {x}, {{"axes", "data"}, {"group", 2}, {"dim", 1}}, 0},
       {"reduce_scatter", {x}, {{"axes", "data"}, {"group", 2}, {"dim", 0}}, 0},
       {"all_to_all", {x}, {{"axes", "data"}, {"group", 2}, {"split_dim", 0}, {"concat_dim", 1}}, 0},

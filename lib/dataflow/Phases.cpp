@@ -9,13 +9,37 @@
 namespace shardc {
 namespace {
 
+const Function* calleeOf(const Op& op) {
+  const Function* f = op.parent();
+  return f && f->module() ? f->module()->callee(op) : nullptr;
+}
+
+// Whether `op`, or every op of the body it calls, satisfies `pred`.
+template <typename Pred> bool allOf(const Op& op, Pred pred) {
+  if (!op.def().callsFunction) return pred(op);
+  const Function* body = calleeOf(op);
+  if (!body || body->ops().empty()) return false;
+  for (const auto& inner : body->ops())
+    if (!pred(*inner)) return false;
+  return true;
+}
+
 // Ops an optimizer update is made of: per-element arithmetic and what feeds it scalars.
-bool updatesElementwise(const Op& op) {
+bool elementwiseUpdate(const Op& op) {
   const ElementFns& e = op.def().element;
   if (e.unaryF || e.unaryI || e.binaryF || e.binaryI) return true;
   static const std::set<std::string_view> kOthers = {"broadcast", "cast",    "constant",
                                                      "where",     "compare", "reshape"};
   return kOthers.count(op.name()) > 0;
+}
+
+// A call is judged by its body's ops: a body of updates is an update, one of collectives a
+// collective.
+bool updatesElementwise(const Op& op) {
+  return allOf(op, elementwiseUpdate);
+}
+bool communicates(const Op& op) {
+  return allOf(op, [](const Op& o) { return o.def().communicates; });
 }
 
 } // namespace
@@ -78,7 +102,7 @@ std::vector<Phase> opPhases(const Function& f) {
     if (!feedsUpdate) continue;
     if (updatesElementwise(*ops[i]))
       phase[i] = Phase::Optimizer;
-    else if (ops[i]->def().communicates)
+    else if (communicates(*ops[i]))
       phase[i] = Phase::GradReduce;
   }
   // A collective of updated values (the parameters gathered after a sharded optimizer) is

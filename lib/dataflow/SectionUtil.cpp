@@ -174,7 +174,8 @@ bool isConvex(const std::unordered_map<const Op*, int64_t>& index,
 }
 
 std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phases,
-                                     const std::vector<std::vector<int64_t>>& groups) {
+                                     const std::vector<std::vector<int64_t>>& groups,
+                                     bool hoistConstants) {
   std::vector<Op*> ops;
   std::unordered_map<const Op*, int64_t> index;
   for (const auto& op : f.ops()) {
@@ -196,17 +197,19 @@ std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phas
     for (const Value* v : ops[i]->operands())
       if (v->definingOp() && node[static_cast<size_t>(index.at(v->definingOp()))] != node[i])
         ++waiting[static_cast<size_t>(node[i])];
-  using Key = std::tuple<Phase, int64_t, int64_t>; // phase, first op, node
+  using Key = std::tuple<Phase, bool, int64_t, int64_t>; // phase, not hoisted, first op, node
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> ready;
   auto push = [&](int64_t nd) {
     int64_t first = members[static_cast<size_t>(nd)].front();
-    ready.emplace(phases[static_cast<size_t>(first)], first, nd);
+    const Op& op = *ops[static_cast<size_t>(first)];
+    bool hoisted = hoistConstants && nd >= static_cast<int64_t>(g) && op.name() == "constant";
+    ready.emplace(phases[static_cast<size_t>(first)], !hoisted, first, nd);
   };
   for (size_t nd = 0; nd < g + n; ++nd)
     if (!members[nd].empty() && waiting[nd] == 0) push(static_cast<int64_t>(nd));
   std::vector<int64_t> order;
   while (!ready.empty()) {
-    int64_t nd = std::get<2>(ready.top());
+    int64_t nd = std::get<3>(ready.top());
     ready.pop();
     for (int64_t i : members[static_cast<size_t>(nd)]) {
       order.push_back(i);

@@ -61,8 +61,17 @@ private:
 
 // Reorders `f`'s ops by phase (a stable topological order) keeping each group's ops together;
 // returns each op's group (-1: none) in the new order. Groups must be convex (see isConvex).
+// `hoistConstants` puts the constants of no group first in their phase: CSE leaves a constant
+// that repeated layers share in the first of them, which would set it apart from the others.
 std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phases,
-                                     const std::vector<std::vector<int64_t>>& groups);
+                                     const std::vector<std::vector<int64_t>>& groups,
+                                     bool hoistConstants = false);
+
+// Runs of ops repeated back to back within one phase of `f` (ordered by phase), found from
+// the left: at each op, the period of largest coverage among the distances to the next ops
+// of its signature. Logs every body, its instances, and why a run next to them differs.
+std::vector<HyperInstance> findRepeats(const Function& f, const std::vector<Phase>& phase,
+                                       const SectionLog& log);
 
 // No path leaves the ops `members` (program-order indices) and comes back into them.
 bool isConvex(const std::unordered_map<const Op*, int64_t>& index,

@@ -8,6 +8,7 @@
 #include "shardc/dataflow/FusionRules.h"
 #include "shardc/dataflow/Sections.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
 #include <algorithm>
@@ -80,11 +81,12 @@ void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o
 
 // -o0 and -o1: a section per group (a rule's match) and per computing op; ops that compute
 // nothing (constants, reshapes) join the section after them, or the last one.
+// Over [begin, end), which a group may overhang (a hypersection instance's edge).
 void cutByGroups(const ProgramFigures& pf, const std::vector<int64_t>& groupOf,
-                 const std::vector<std::string>& groupRule, std::vector<Section>& out) {
-  int64_t n = static_cast<int64_t>(pf.phase.size());
-  int64_t start = 0;
-  for (int64_t i = 0; i < n; ++i) {
+                 const std::vector<std::string>& groupRule, int64_t begin, int64_t n,
+                 std::vector<Section>& out) {
+  int64_t start = begin;
+  for (int64_t i = begin; i < n; ++i) {
     int64_t g = groupOf[static_cast<size_t>(i)];
     bool lastOfGroup = g < 0 || i + 1 == n || groupOf[static_cast<size_t>(i + 1)] != g;
     if (!lastOfGroup || (g < 0 && pf.units[static_cast<size_t>(i)] == 0 && i + 1 < n &&
@@ -103,7 +105,7 @@ void cutByGroups(const ProgramFigures& pf, const std::vector<int64_t>& groupOf,
 } // namespace
 
 std::vector<Section> formSections(Function& f, const Target& t, const SectionOptions& o,
-                                  const SectionLog& log) {
+                                  const SectionLog& log, std::vector<HyperInstance>* instances) {
   if (o.level != 0 && o.level != 1 && o.level != 3)
     throw Error("optimization level " + std::to_string(o.level) + " is not one of 0, 1, 3");
   std::vector<Phase> phases = opPhases(f);
@@ -116,23 +118,43 @@ std::vector<Section> formSections(Function& f, const Target& t, const SectionOpt
       rules.push_back(m.rule);
     }
   }
-  std::vector<int64_t> groupOf = scheduleByPhase(f, phases, groups);
+  std::vector<int64_t> groupOf = scheduleByPhase(f, phases, groups, o.hypersections);
   ProgramFigures pf(f, t);
   for (int64_t i = 0; i < static_cast<int64_t>(pf.phase.size()); ++i)
     requireAlone(pf, t, o, i);
-  std::vector<Section> out;
-  if (o.level == 3) {
-    int64_t n = static_cast<int64_t>(pf.phase.size());
-    for (int64_t begin = 0; begin < n;) {
-      int64_t end = begin + 1;
-      while (end < n && pf.phase[static_cast<size_t>(end)] == pf.phase[static_cast<size_t>(begin)])
-        ++end;
-      cutPhase(pf, t, o, begin, end, out);
-      begin = end;
+  std::vector<HyperInstance> found;
+  if (o.hypersections) found = findRepeats(f, pf.phase, log);
+  auto cut = [&](int64_t begin, int64_t end, std::vector<Section>& into) {
+    if (o.level != 3) return cutByGroups(pf, groupOf, rules, begin, end, into);
+    for (int64_t b = begin; b < end;) { // one phase at a time
+      int64_t e = b + 1;
+      while (e < end && pf.phase[static_cast<size_t>(e)] == pf.phase[static_cast<size_t>(b)])
+        ++e;
+      cutPhase(pf, t, o, b, e, into);
+      b = e;
     }
-  } else {
-    cutByGroups(pf, groupOf, rules, out);
+  };
+  // Each body is cut once, at its first instance; the others repeat its cuts.
+  std::vector<Section> out;
+  std::map<int64_t, std::vector<Section>> bodyCuts; // relative to the instance's first op
+  int64_t n = static_cast<int64_t>(pf.phase.size()), at = 0;
+  for (const HyperInstance& h : found) {
+    cut(at, h.firstOp, out);
+    auto [it, first] = bodyCuts.try_emplace(h.body);
+    if (first) {
+      cut(h.firstOp, h.firstOp + h.numOps, it->second);
+      for (Section& s : it->second)
+        s.firstOp -= h.firstOp;
+    }
+    for (Section s : it->second) {
+      s.firstOp += h.firstOp;
+      s.body = h.body;
+      out.push_back(std::move(s));
+    }
+    at = h.firstOp + h.numOps;
   }
+  cut(at, n, out);
+  if (instances) *instances = std::move(found);
   measureSections(f, t, out);
   if (log) log(describeSections(out));
   return out;
@@ -168,12 +190,21 @@ std::vector<int64_t> sectionOfOps(const std::vector<Section>& sections, int64_t 
   return of;
 }
 
-std::string checkSections(const std::vector<Section>& sections, const Function& f) {
+std::string checkSections(const std::vector<Section>& sections, const Function& f,
+                          const std::vector<std::string>& bodyFunctions,
+                          std::optional<Phase> bodyPhase) {
   int64_t ops = static_cast<int64_t>(f.ops().size()), next = 0;
   int64_t values = static_cast<int64_t>(f.numArguments());
   for (const auto& op : f.ops())
     values += static_cast<int64_t>(op->numResults());
-  std::vector<Phase> phases = sections.empty() ? std::vector<Phase>{} : opPhases(f);
+  std::vector<Phase> phases;
+  if (bodyPhase)
+    phases.assign(static_cast<size_t>(ops), *bodyPhase);
+  else if (!sections.empty())
+    phases = opPhases(f);
+  std::vector<const Op*> opList;
+  for (const auto& op : f.ops())
+    opList.push_back(op.get());
   for (size_t k = 0; k < sections.size(); ++k) {
     const Section& s = sections[k];
     std::string at = "section " + std::to_string(k);
@@ -185,7 +216,17 @@ std::string checkSections(const std::vector<Section>& sections, const Function& 
         return at + " is a " + std::string(phaseName(s.phase)) + " section, but op " +
                std::to_string(i) + " is in the " +
                std::string(phaseName(phases[static_cast<size_t>(i)])) + " phase";
-    if (s.body != -1) return at + " names a hypersection body; this shardc makes none";
+    if (s.body != -1) {
+      if (bodyPhase) return at + " of a hypersection body names a body itself";
+      if (s.body < 0 || s.body >= static_cast<int64_t>(bodyFunctions.size()))
+        return at + " names hypersection body " + std::to_string(s.body) + " of " +
+               std::to_string(bodyFunctions.size());
+      const Op& call = *opList[static_cast<size_t>(s.firstOp)];
+      if (s.numOps != 1 || !call.def().callsFunction ||
+          call.attrs().getString("callee") != bodyFunctions[static_cast<size_t>(s.body)])
+        return at + " names hypersection body " + std::to_string(s.body) +
+               " but is not one call of @" + bodyFunctions[static_cast<size_t>(s.body)];
+    }
     next += s.numOps;
     for (const auto* list : {&s.inputs, &s.outputs})
       for (int64_t v : *list)

@@ -164,6 +164,7 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
 SectionOptions sectionOptions(const CompileOptions& o, std::optional<FusionRules>& rules) {
   SectionOptions so;
   so.level = o.optLevel;
+  so.hypersections = o.hypersections;
   if (so.level != 0 && so.level != 1 && so.level != 3)
     throw Error("optimization level " + std::to_string(so.level) + " is not one of -o0, -o1, -o3");
   if (!o.optimizationRules.empty()) {
@@ -327,6 +328,7 @@ CompileResult compileModel(const CompileOptions& o) {
   // for the kernels, not its cost): rematerialize after any CSE, which would undo it.
   // Then the sections, which order the ops by phase.
   std::vector<Section> programSections;
+  std::vector<HyperInstance> instances;
   auto prepareForPlan = [&](Function& program) {
     using Pass = bool (*)(Function&);
     for (auto [name, pass] :
@@ -339,8 +341,8 @@ CompileResult compileModel(const CompileOptions& o) {
       dump(name);
     }
     auto s0 = std::chrono::steady_clock::now();
-    programSections =
-        formSections(program, target, sections, [&](const std::string& s) { log.line(s); });
+    programSections = formSections(
+        program, target, sections, [&](const std::string& s) { log.line(s); }, &instances);
     log.line("sections at -o" + std::to_string(sections.level) + " for " + target.name + " (" +
              std::to_string(
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0)
@@ -355,11 +357,34 @@ CompileResult compileModel(const CompileOptions& o) {
   // The executable plan of the program the PEF runs (not needed for an estimate), then the
   // cost model's estimate of one step, whose activations are the plan's arena, constants and
   // output buffers when there is a plan (the liveness bound of the program otherwise).
-  auto planAndEstimate = [&](const Function& program, const Mesh& mesh) {
+  // The estimate prices the program before its hypersections become calls (a body costs
+  // what its instances do).
+  auto planAndEstimate = [&](Function& program, const Mesh& mesh) {
     PefProgram& prog = pef.programs[0];
     prog.sections = std::move(programSections);
+    auto model = makeAnalyticCostModel(target);
+    auto e0 = std::chrono::steady_clock::now();
+    std::optional<std::vector<int64_t>> groups = costGroups(target, prog, program.ops().size());
+    CostReport report = model->evaluate(program, mesh, groups ? &*groups : nullptr);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
     if (!o.estimateOnly) {
       auto k0 = std::chrono::steady_clock::now();
+      for (HypersectionBody& b : outlineHypersections(program, target, instances, prog.sections)) {
+        const Function& fn = *program.module()->findFunction(b.function);
+        ExecPlan plan =
+            buildPlan(fn, sectionOfOps(b.sections, static_cast<int64_t>(fn.ops().size())));
+        log.line("hypersection @" + b.function + " (" + std::string(phaseName(b.phase)) + ", " +
+                 std::to_string(fn.ops().size()) + " ops, " + std::to_string(b.instances) +
+                 " instances): " + describePlan(plan, fn));
+        prog.bodies.push_back(
+            {b.function, b.phase, std::move(plan), std::move(b.sections), b.instances});
+      }
+      if (!prog.bodies.empty()) {
+        log.line("program with hypersections: " + std::to_string(program.ops().size()) + " ops, " +
+                 std::to_string(prog.bodies.size()) + " bodies");
+        log.line(describeSections(prog.sections));
+      }
       prog.plan = buildPlan(
           program, sectionOfOps(prog.sections, static_cast<int64_t>(program.ops().size())));
       log.line("executable plan (" +
@@ -368,18 +393,17 @@ CompileResult compileModel(const CompileOptions& o) {
                        .count()) +
                " ms): " + describePlan(pef.programs[0].plan, program));
     }
-    auto model = makeAnalyticCostModel(target);
-    auto e0 = std::chrono::steady_clock::now();
-    std::optional<std::vector<int64_t>> groups = costGroups(target, prog, program.ops().size());
-    CostReport report = model->evaluate(program, mesh, groups ? &*groups : nullptr);
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
+    prog.ir = printModule(*program.module());
     if (!o.estimateOnly) {
       const ExecPlan& plan = pef.programs[0].plan;
       int64_t outputs = 0; // the untied results' own buffers
       for (const auto& r : program.results())
         if (r.tiedArg < 0) outputs += r.value->type().bytes();
       report.memory.activations = plan.arenaBytes + plan.constantBytes(program) + outputs;
+      // Each body has an arena and constants of its own, beside the program's.
+      for (const PefBody& b : prog.bodies)
+        report.memory.activations +=
+            b.plan.arenaBytes + b.plan.constantBytes(*program.module()->findFunction(b.function));
       // As a dataflow compiler fails a graph that does not fit the chip: a PEF that cannot
       // run on its target is an error, not a file that fails when it allocates.
       if (!report.fits())
@@ -416,7 +440,6 @@ CompileResult compileModel(const CompileOptions& o) {
     for (int64_t d = 0; d < part.plan.mesh().numDevices(); ++d)
       prog.devices.push_back(d);
     prog.entry = local.name();
-    prog.ir = printModule(*part.program.module);
     for (const TensorSharding& s : part.program.argShardings)
       prog.argShardings.push_back(s.str());
     for (const TensorSharding& s : part.program.resultShardings)
@@ -440,7 +463,7 @@ CompileResult compileModel(const CompileOptions& o) {
     planAndEstimate(local, part.plan.mesh());
   } else {
     prepareForPlan(f);
-    pef.programs.push_back({{0}, f.name(), printModule(*m.module), {}, {}, {}, {}});
+    pef.programs.push_back({{0}, f.name(), "", {}, {}, {}, {}, {}});
     planAndEstimate(f, Mesh());
   }
   log.line("program: " + std::to_string(f.ops().size()) + " ops, " +

@@ -52,7 +52,17 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
                                                          : info.inputBytes;
     total += a->type().bytes();
   }
+  // A call's collectives are its body's, once per call.
+  std::vector<const Op*> ops;
   for (const auto& op : f.ops()) {
+    if (!op->def().callsFunction) {
+      ops.push_back(op.get());
+      continue;
+    }
+    for (const auto& inner : l.module->callee(*op)->ops())
+      ops.push_back(inner.get());
+  }
+  for (const Op* op : ops) {
     if (!op->def().communicates || op->name() == "shard_slice") continue;
     std::vector<TensorType> in{op->operand(0)->type()}, out{op->result(0)->type()};
     const Value* v = op->operand(0);
@@ -208,6 +218,24 @@ std::string inspectText(const std::string& path, bool json, bool listSections) {
                                {"on_chip_bytes", s.onChipBytes},
                                {"compute_units", s.computeUnits},
                                {"body", s.body}});
+    j["hypersections"] = nlohmann::json::array();
+    for (const PefBody& b : p.programs[0].bodies) {
+      const Function& fn = *l.module->findFunction(b.function);
+      nlohmann::json bs = nlohmann::json::array();
+      for (const Section& s : b.sections)
+        bs.push_back({{"phase", std::string(phaseName(s.phase))},
+                      {"first_op", s.firstOp},
+                      {"num_ops", s.numOps},
+                      {"on_chip_bytes", s.onChipBytes},
+                      {"compute_units", s.computeUnits}});
+      j["hypersections"].push_back({{"function", b.function},
+                                    {"phase", std::string(phaseName(b.phase))},
+                                    {"ops", fn.ops().size()},
+                                    {"instances", b.instances},
+                                    {"kernels", b.plan.steps.size()},
+                                    {"arena_bytes", b.plan.arenaBytes},
+                                    {"sections", bs}});
+    }
     if (!p.costJson.empty()) {
       // Shallow by construction (costReportJson); a deep one is a forged file, and parsing
       // it would recurse without bound.
@@ -289,16 +317,38 @@ std::string inspectText(const std::string& path, bool json, bool listSections) {
     if (!p.optimizationRules.empty()) os << " rules " << p.optimizationRules;
     os << "\n";
   }
+  const std::vector<PefBody>& bodies = p.programs[0].bodies;
+  auto sectionLine = [&](const std::string& indent, size_t k, const Section& s,
+                         const std::vector<const Op*>& in) {
+    os << indent << "#" << k << " " << phaseName(s.phase) << " ops " << s.firstOp << ".."
+       << s.firstOp + s.numOps - 1 << " (" << sectionOps(s, in) << ")";
+    if (!s.rule.empty()) os << " rule " << s.rule;
+    if (s.body >= 0)
+      os << " hypersection " << s.body << " @" << bodies[static_cast<size_t>(s.body)].function;
+    os << ": in " << formatBytes(static_cast<double>(s.inputBytes)) << ", out "
+       << formatBytes(static_cast<double>(s.outputBytes)) << ", on chip "
+       << formatBytes(static_cast<double>(s.onChipBytes)) << ", " << s.computeUnits << " units\n";
+  };
   if (listSections)
-    for (size_t k = 0; k < sections.size(); ++k) {
-      const Section& s = sections[k];
-      os << "    #" << k << " " << phaseName(s.phase) << " ops " << s.firstOp << ".."
-         << s.firstOp + s.numOps - 1 << " (" << sectionOps(s, ops) << ")";
-      if (!s.rule.empty()) os << " rule " << s.rule;
-      os << ": in " << formatBytes(static_cast<double>(s.inputBytes)) << ", out "
-         << formatBytes(static_cast<double>(s.outputBytes)) << ", on chip "
-         << formatBytes(static_cast<double>(s.onChipBytes)) << ", " << s.computeUnits << " units\n";
+    for (size_t k = 0; k < sections.size(); ++k)
+      sectionLine("    ", k, sections[k], ops);
+  if (!bodies.empty()) {
+    os << "  hypersections: " << bodies.size() << " bodies, each compiled once\n";
+    for (size_t b = 0; b < bodies.size(); ++b) {
+      const Function& fn = *l.module->findFunction(bodies[b].function);
+      os << "    " << b << " @" << fn.name() << ": " << phaseName(bodies[b].phase) << ", "
+         << fn.ops().size() << " ops, " << bodies[b].instances << " instances, "
+         << bodies[b].sections.size() << " sections, " << bodies[b].plan.steps.size()
+         << " kernels, arena " << formatBytes(static_cast<double>(bodies[b].plan.arenaBytes))
+         << "\n";
+      if (!listSections) continue;
+      std::vector<const Op*> bodyOps;
+      for (const auto& op : fn.ops())
+        bodyOps.push_back(op.get());
+      for (size_t k = 0; k < bodies[b].sections.size(); ++k)
+        sectionLine("      ", k, bodies[b].sections[k], bodyOps);
     }
+  }
   if (!p.costText.empty()) os << "  " << p.costText << "\n";
   if (!l.partitioned()) return os.str();
   PartitionInfo info = partitionInfo(l);

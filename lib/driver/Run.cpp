@@ -100,9 +100,13 @@ public:
     if (reference_) return;
     int perDevice = intraOpThreads(devices, threads);
     size_t count = l.partitioned() ? local_.size() : 1;
-    for (size_t d = 0; d < count; ++d)
-      compiled_.push_back(
-          std::make_unique<CompiledFunction>(f_, l.pef.programs[0].plan, perDevice));
+    for (size_t d = 0; d < count; ++d) {
+      std::vector<BodyPlan> bodies;
+      for (const PefBody& b : l.pef.programs[0].bodies)
+        bodies.push_back({l.module->findFunction(b.function), b.plan});
+      compiled_.push_back(std::make_unique<CompiledFunction>(f_, l.pef.programs[0].plan, perDevice,
+                                                             std::move(bodies)));
+    }
   }
 
   // One step; the whole value of every result that is not tied to an argument (empty
@@ -233,7 +237,16 @@ void printSectionTimes(const LoadedPef& l, const std::vector<double>& byStep, in
   std::vector<double> estimated;
   std::string target = l.pef.arch;
   try {
-    estimated = estimateSections(*l.entry, loadTarget(target), prog.sections);
+    Target t = loadTarget(target);
+    estimated = estimateSections(*l.entry, t, prog.sections);
+    // A call's estimate is its body's sections'.
+    for (size_t k = 0; k < prog.sections.size(); ++k) {
+      if (prog.sections[k].body < 0) continue;
+      const PefBody& b = prog.bodies[static_cast<size_t>(prog.sections[k].body)];
+      estimated[k] = 0;
+      for (double e : estimateSections(*l.module->findFunction(b.function), t, b.sections))
+        estimated[k] += e;
+    }
   } catch (const Error&) {
     target += " (not a built-in target: no estimate)";
   }

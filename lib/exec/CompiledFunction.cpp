@@ -4,6 +4,7 @@
 #include "Kernel.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/HostMemory.h"
 
@@ -16,11 +17,30 @@
 
 namespace shardc {
 
-CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads)
+CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads,
+                                   std::vector<BodyPlan> bodies)
+    : CompiledFunction(f, std::move(plan), threads, BodyTag{}) {
+  std::map<std::string, CompiledFunction*> byName;
+  for (BodyPlan& b : bodies) {
+    bodies_.push_back(std::unique_ptr<CompiledFunction>(
+        new CompiledFunction(*b.function, std::move(b.plan), threads, BodyTag{})));
+    bodies_.back()->bind(nullptr);
+    byName[b.function->name()] = bodies_.back().get();
+  }
+  bind(&byName);
+  for (const auto& r : f.results())
+    if (r.tiedArg < 0) results_.emplace_back(r.value->type());
+}
+
+CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads, BodyTag)
     : f_(f), plan_(std::move(plan)), threads_(std::max(1, threads)),
       dnnl_(std::make_unique<dnnl_glue::Context>()) {
   std::string err = checkPlan(plan_, f);
   if (!err.empty()) throw Error("the executable plan does not fit its program: " + err);
+}
+
+void CompiledFunction::bind(const std::map<std::string, CompiledFunction*>* bodies) {
+  const Function& f = f_;
   ValueNumbering num(f);
   // Library kernels size their work split by the threads they see when they are made.
   omp_set_num_threads(threads_);
@@ -35,11 +55,13 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
     for (size_t r = 0; r < out.size(); ++r)
       constants_.emplace(num.id(op->result(r)), std::move(out[r]));
   }
+  // A body's steps are labelled with its function: its step numbers are its own.
+  std::string prefix = bodies ? "#" : "@" + f.name() + " #";
   for (const PlanStep& s : plan_.steps) {
-    BindArgs a{s, num, plan_, dnnl_.get(), constants_, {}};
+    BindArgs a{s, num, plan_, dnnl_.get(), constants_, {}, bodies};
     // Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict, a false positive) on chains
     // of std::string operator+.
-    std::string label = "#";
+    std::string label = prefix;
     label.append(std::to_string(kernels_.size())).append(" ").append(s.kernel).append(" [");
     for (int64_t i : s.ops) {
       if (!a.ops.empty()) label.append(" ");
@@ -55,41 +77,38 @@ CompiledFunction::CompiledFunction(const Function& f, ExecPlan plan, int threads
   // The steps run one after another: one scratch buffer serves them all, after the arena.
   int64_t need = plan_.arenaBytes + static_cast<int64_t>(scratch_);
   for (const auto& r : f.results())
-    if (r.tiedArg < 0) need += r.value->type().bytes();
+    if (r.tiedArg < 0 && bodies) need += r.value->type().bytes();
+  for (const auto& b : bodies_)
+    need += static_cast<int64_t>(b->arena_.size() + b->staging_.size());
   if (need > hostMemoryBytes())
     throw Error("the executable plan needs " + std::to_string(need) +
                 " bytes for its arena and outputs, more than this machine's " +
                 std::to_string(hostMemoryBytes()) +
                 ": recompile it partitioned over more devices or with a smaller batch");
   arena_.assign(static_cast<size_t>(plan_.arenaBytes) + scratch_, 0);
+  int64_t staged = 0;
   for (const auto& r : f.results()) {
     resultIds_.push_back(num.id(r.value));
-    if (r.tiedArg < 0) results_.emplace_back(r.value->type());
+    const PlanValue& pv = plan_.values[static_cast<size_t>(resultIds_.back())];
+    if (r.tiedArg >= 0 && !(pv.home == ValueHome::Argument && pv.base == r.tiedArg))
+      staged += r.value->type().bytes();
   }
+  if (!bodies) staging_.assign(static_cast<size_t>(staged), 0);
 }
 
 CompiledFunction::~CompiledFunction() = default;
 
-const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Collectives* comm,
-                                                 ExecStats* stats, int64_t opLimit) {
-  if (args.size() != f_.numArguments())
-    throw Error("@" + f_.name() + " takes " + std::to_string(f_.numArguments()) +
-                " arguments, got " + std::to_string(args.size()));
-  for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].type() != f_.argument(i)->type())
-      throw Error("argument '" + f_.argument(i)->name() + "' expects " +
-                  f_.argument(i)->type().str() + ", got " + args[i].type().str());
-  ExecContext ctx;
-  ctx.comm = comm;
+template <typename ArgPtr, typename ResultPtr>
+void CompiledFunction::homes(ExecContext& ctx, ArgPtr argPtr, ResultPtr resultPtr) {
   ctx.threads = threads_;
   ctx.dnnl = dnnl_.get();
   ctx.scratch = arena_.data() + plan_.arenaBytes;
-  ctx.ptr.resize(plan_.values.size(), nullptr);
+  ctx.ptr.assign(plan_.values.size(), nullptr);
   for (size_t v = 0; v < plan_.values.size(); ++v) {
     const PlanValue& pv = plan_.values[v];
     switch (pv.home) {
     case ValueHome::Argument:
-      ctx.ptr[v] = args[static_cast<size_t>(pv.base)].data();
+      ctx.ptr[v] = argPtr(static_cast<size_t>(pv.base));
       break;
     case ValueHome::Arena:
       ctx.ptr[v] = arena_.data() + pv.offset;
@@ -105,17 +124,14 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
     case ValueHome::Fused:
       break;
     case ValueHome::Result:
-      ctx.ptr[v] = results_[static_cast<size_t>(pv.base)].data();
+      ctx.ptr[v] = resultPtr(static_cast<size_t>(pv.base));
       break;
     }
   }
-  // A partial run keeps the arguments: those a step it runs writes in place are restored.
-  std::vector<std::pair<size_t, Tensor>> kept;
-  if (opLimit >= 0)
-    for (size_t i = 0; i < f_.results().size(); ++i)
-      if (int64_t tied = f_.results()[i].tiedArg; tied >= 0)
-        kept.emplace_back(static_cast<size_t>(tied), args[static_cast<size_t>(tied)]);
-  if (stats) stats->secondsByStepIndex.resize(kernels_.size(), 0);
+}
+
+void CompiledFunction::runSteps(ExecContext& ctx, ExecStats* stats, int64_t opLimit, bool body) {
+  if (stats && !body) stats->secondsByStepIndex.resize(kernels_.size(), 0);
   omp_set_num_threads(threads_);
   for (size_t s = 0; s < kernels_.size(); ++s) {
     if (opLimit >= 0 && plan_.steps[s].ops.back() >= opLimit) continue;
@@ -123,15 +139,84 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
     try {
       kernels_[s]->run(ctx);
     } catch (const Error& e) { // a data-dependent failure: an index out of range, x / 0
+      if (anchors_[s]->def().callsFunction) throw;
       throw opError(*anchors_[s], e);
     }
     if (stats) {
       double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      stats->secondsByKernel[plan_.steps[s].kernel] += sec;
+      // A call's time is its body's kernels', counted by them.
+      if (!anchors_[s]->def().callsFunction) stats->secondsByKernel[plan_.steps[s].kernel] += sec;
       stats->secondsByStep[labels_[s]] += sec;
-      stats->secondsByStepIndex[s] += sec;
+      if (!body) stats->secondsByStepIndex[s] += sec;
     }
   }
+}
+
+void CompiledFunction::runCall(const std::vector<uint8_t*>& args,
+                               const std::vector<uint8_t*>& results, Collectives* comm,
+                               ExecStats* stats) {
+  ExecContext ctx;
+  ctx.comm = comm;
+  ctx.stats = stats;
+  homes(
+      ctx, [&](size_t i) { return args[i]; },
+      [&](size_t k) {
+        size_t seen = 0;
+        for (size_t i = 0; i < f_.results().size(); ++i)
+          if (f_.results()[i].tiedArg < 0 && seen++ == k) return results[i];
+        return static_cast<uint8_t*>(nullptr);
+      });
+  runSteps(ctx, stats, -1, true);
+  // Results made elsewhere (a view of an argument, a constant) are copied out; tied results
+  // not written in place are staged first, so that every source is read before an argument
+  // changes.
+  uint8_t* stage = staging_.data();
+  std::vector<std::pair<uint8_t*, const uint8_t*>> copies;
+  for (size_t i = 0; i < f_.results().size(); ++i) {
+    const FuncResult& r = f_.results()[i];
+    int64_t id = resultIds_[i];
+    const PlanValue& pv = plan_.values[static_cast<size_t>(id)];
+    const uint8_t* src = ctx.ptr[static_cast<size_t>(id)];
+    size_t bytes = static_cast<size_t>(r.value->type().bytes());
+    if (r.tiedArg < 0) {
+      if (pv.home != ValueHome::Result && bytes) std::memmove(results[i], src, bytes);
+      continue;
+    }
+    if (pv.home == ValueHome::Argument && pv.base == r.tiedArg) continue;
+    if (bytes) std::memcpy(stage, src, bytes);
+    copies.emplace_back(args[static_cast<size_t>(r.tiedArg)], stage);
+    stage += bytes;
+  }
+  for (size_t i = 0, c = 0; i < f_.results().size(); ++i) {
+    const FuncResult& r = f_.results()[i];
+    const PlanValue& pv = plan_.values[static_cast<size_t>(resultIds_[i])];
+    if (r.tiedArg < 0 || (pv.home == ValueHome::Argument && pv.base == r.tiedArg)) continue;
+    std::memcpy(copies[c].first, copies[c].second, static_cast<size_t>(r.value->type().bytes()));
+    ++c;
+  }
+}
+
+const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Collectives* comm,
+                                                 ExecStats* stats, int64_t opLimit) {
+  if (args.size() != f_.numArguments())
+    throw Error("@" + f_.name() + " takes " + std::to_string(f_.numArguments()) +
+                " arguments, got " + std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].type() != f_.argument(i)->type())
+      throw Error("argument '" + f_.argument(i)->name() + "' expects " +
+                  f_.argument(i)->type().str() + ", got " + args[i].type().str());
+  ExecContext ctx;
+  ctx.comm = comm;
+  ctx.stats = stats;
+  homes(
+      ctx, [&](size_t i) { return args[i].data(); }, [&](size_t k) { return results_[k].data(); });
+  // A partial run keeps the arguments: those a step it runs writes in place are restored.
+  std::vector<std::pair<size_t, Tensor>> kept;
+  if (opLimit >= 0)
+    for (size_t i = 0; i < f_.results().size(); ++i)
+      if (int64_t tied = f_.results()[i].tiedArg; tied >= 0)
+        kept.emplace_back(static_cast<size_t>(tied), args[static_cast<size_t>(tied)]);
+  runSteps(ctx, stats, opLimit, false);
   for (auto& [arg, t] : kept)
     if (t.byteSize()) std::memcpy(args[arg].data(), t.data(), t.byteSize());
   std::vector<std::pair<size_t, Tensor>> tiedCopies;
@@ -159,6 +244,8 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
     args[arg] = std::move(t);
   if (stats) {
     int64_t bytes = static_cast<int64_t>(arena_.size());
+    for (const auto& b : bodies_)
+      bytes += static_cast<int64_t>(b->arena_.size() + b->staging_.size());
     for (const auto& [id, t] : constants_)
       bytes += static_cast<int64_t>(t.byteSize());
     for (const Tensor& a : args)

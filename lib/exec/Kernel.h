@@ -17,7 +17,9 @@
 
 namespace shardc {
 class Collectives;
+class CompiledFunction;
 class Op;
+struct ExecStats;
 
 namespace dnnl_glue {
 struct Context; // the oneDNN engine and stream of one CompiledFunction
@@ -30,6 +32,7 @@ struct ExecContext {
   int threads = 1; // intra-op threads this device may use
   dnnl_glue::Context* dnnl = nullptr;
   uint8_t* scratch = nullptr; // scratchBytes() of the running kernel, shared by all steps
+  ExecStats* stats = nullptr; // a call's body adds its kernels' times here
 };
 
 class Kernel {
@@ -48,6 +51,8 @@ struct BindArgs {
   dnnl_glue::Context* dnnl;
   const std::map<int64_t, Tensor>& constants; // the values computed at bind time, by id
   std::vector<const Op*> ops;                 // the step's ops, in program order
+  // The bound hypersection bodies a call step runs, by function name.
+  const std::map<std::string, CompiledFunction*>* bodies = nullptr;
   const Op& anchor() const { return *ops.back(); }
   bool stored(const class Value* v) const;
 };
@@ -66,6 +71,7 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a);
 std::unique_ptr<Kernel> bindIndex(const BindArgs& a);
 std::unique_ptr<Kernel> bindPool(const BindArgs& a);
 std::unique_ptr<Kernel> bindRandom(const BindArgs& a);
+std::unique_ptr<Kernel> bindCall(const BindArgs& a);
 // Whether bindWide has a kernel for this single elementwise op of a dtype outside the lanes.
 bool hasWideKernel(const Op& op);
 // Runs an op's registry kernel on copies of its operands (reference fallback, collectives).

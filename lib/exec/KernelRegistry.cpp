@@ -76,6 +76,7 @@ std::vector<Tensor> runRegistryKernel(const Op& op, const std::vector<const Tens
 }
 
 std::unique_ptr<Kernel> bindKernel(const BindArgs& a) {
+  if (a.anchor().def().callsFunction) return bindCall(a);
   if (a.step.reference || a.anchor().def().communicates) return bindRegistryKernel(a);
   for (Binder b : kFamilies)
     if (auto k = b(a)) return k;
@@ -107,7 +108,9 @@ bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
                                                     "max_pool2d_backward",
                                                     "avg_pool2d_backward",
                                                     "dropout"};
-  if (anchor.def().communicates || kernel == "fused_elementwise" || isLaneOp(anchor)) return true;
+  if (anchor.def().communicates || anchor.def().callsFunction || kernel == "fused_elementwise" ||
+      isLaneOp(anchor))
+    return true;
   if (kAnyType.count(kernel) || hasWideKernel(anchor)) return true;
   DType t = anchor.operand(kernel == "scatter_add" ? 1 : 0)->type().dtype;
   // oneDNN refuses zero-sized dims; such steps are cheap anyway.

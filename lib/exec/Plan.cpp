@@ -45,6 +45,36 @@ int64_t ExecPlan::constantBytes(const Function& f) const {
   return bytes;
 }
 
+namespace {
+
+// A call runs alone, and a result its body updates in place lives in the caller's argument
+// the body reads.
+std::string checkCallStep(const ExecPlan& plan, const ValueNumbering& num, const PlanStep& st,
+                          const Function& f) {
+  const Op& anchor = *num.op(st.ops.back());
+  bool calls = false;
+  for (int64_t i : st.ops)
+    calls = calls || num.op(i)->def().callsFunction;
+  if (!calls) return "";
+  if (st.ops.size() != 1 || st.kernel != "call" || st.reference)
+    return "runs a call together with other ops, or not as kernel 'call'";
+  const Function* body = f.module() ? f.module()->callee(anchor) : nullptr;
+  if (!body) return "calls a function the module lacks";
+  for (size_t k = 0; k < body->results().size() && k < anchor.numResults(); ++k) {
+    int64_t j = body->results()[k].tiedArg;
+    if (j < 0) continue;
+    const Value* arg = anchor.operand(static_cast<size_t>(j));
+    const PlanValue& pv = plan.values[static_cast<size_t>(num.id(anchor.result(k)))];
+    if (!arg->isArgument() || pv.home != ValueHome::Argument ||
+        pv.base != static_cast<int64_t>(arg->index()))
+      return "leaves result " + std::to_string(k) + ", which @" + body->name() +
+             " updates in place, outside the argument it updates";
+  }
+  return "";
+}
+
+} // namespace
+
 std::string checkPlan(const ExecPlan& plan, const Function& f) {
   ValueNumbering num(f);
   if (static_cast<int64_t>(plan.values.size()) != num.count())
@@ -86,7 +116,8 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
     }
     case ValueHome::Constant: {
       const Op* op = num.value(v)->definingOp();
-      if (!op || op->def().communicates) return bad(v, "cannot be computed in advance");
+      if (!op || op->def().communicates || op->def().callsFunction)
+        return bad(v, "cannot be computed in advance");
       for (const Value* o : op->operands())
         if (plan.values[static_cast<size_t>(num.id(o))].home != ValueHome::Constant)
           return bad(v, "is marked constant but reads a value that is not");
@@ -131,6 +162,8 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
              "', which is not one of its ops'";
     // The last op's results are what the step makes for others: they are stored.
     const Op& anchor = *num.op(st.ops.back());
+    if (std::string err = checkCallStep(plan, num, st, f); !err.empty())
+      return "step " + std::to_string(s) + " " + err;
     for (size_t r = 0; r < anchor.numResults(); ++r)
       if (plan.values[static_cast<size_t>(num.id(anchor.result(r)))].home == ValueHome::Fused)
         return "step " + std::to_string(s) + " never stores its result";

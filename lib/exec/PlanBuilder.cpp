@@ -109,7 +109,7 @@ private:
     constant_.assign(ops.size(), false);
     for (size_t i = 0; i < ops.size(); ++i) {
       const Op& op = *ops[i];
-      bool c = !op.def().communicates;
+      bool c = !op.def().communicates && !op.def().callsFunction;
       for (const Value* v : op.operands())
         c = c && at(v).home == ValueHome::Constant;
       if (c && (op.numOperands() > 0 || isLaneIota(op)))
@@ -213,9 +213,29 @@ private:
     return false;
   }
 
+  // A call result its body updates in place is where the body leaves it: in the buffer of
+  // the argument it reads (the caller's argument, which hypersection outlining ensures).
+  void placeCallTied() {
+    for (const Op* op : num_.ops()) {
+      if (!op->def().callsFunction) continue;
+      const Function* body = f_.module() ? f_.module()->callee(*op) : nullptr;
+      assert(body && "a call's callee is verified before planning");
+      for (size_t k = 0; k < body->results().size(); ++k) {
+        int64_t j = body->results()[k].tiedArg;
+        if (j < 0) continue;
+        const Value* arg = op->operand(static_cast<size_t>(j));
+        assert(arg->isArgument() && "a body updates only the caller's own arguments in place");
+        int64_t id = num_.id(op->result(k));
+        at(op->result(k)) = {ValueHome::Argument, 0, static_cast<int64_t>(arg->index())};
+        tiedTaken_.insert(id);
+      }
+    }
+  }
+
   // A tied result is written into its argument's buffer by the step that makes it, when no
   // later step reads the argument and that step reads it element for element (or not at all).
   void placeTied() {
+    placeCallTied();
     for (const auto& r : f_.results()) {
       if (r.tiedArg < 0) continue;
       int64_t id = num_.id(r.value), arg = r.tiedArg;

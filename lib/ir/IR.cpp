@@ -125,7 +125,13 @@ void Function::eraseOp(Op* op) {
 
 Function* Module::addFunction(std::string name, Loc loc) {
   funcs_.push_back(std::make_unique<Function>(std::move(name), loc));
+  funcs_.back()->module_ = this;
   return funcs_.back().get();
+}
+
+const Function* Module::callee(const Op& call) const {
+  const Attr* a = call.attrs().find("callee");
+  return a && a->kind() == AttrKind::String ? findFunction(a->asString()) : nullptr;
 }
 
 Function* Module::findFunction(std::string_view name) const {

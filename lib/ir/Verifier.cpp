@@ -12,7 +12,7 @@ std::string verifyOpSignature(const OpDef& def, const std::vector<TensorType>& o
                               AttrDict& attrs, const std::vector<TensorType>& declared) {
   std::vector<TensorType> inferred;
   std::string err = checkOp(def, operands, attrs, inferred);
-  if (!err.empty()) return err;
+  if (!err.empty() || def.callsFunction) return err;
   if (inferred.size() != declared.size())
     return "has " + std::to_string(inferred.size()) + " result" +
            (inferred.size() == 1 ? "" : "s") + ", but " + std::to_string(declared.size()) +
@@ -23,6 +23,35 @@ std::string verifyOpSignature(const OpDef& def, const std::vector<TensorType>& o
              ", but the shape rule gives " + inferred[i].str();
   return "";
 }
+
+namespace {
+
+// A call's callee: another function of the module, calling nothing itself (no recursion),
+// whose arguments and results match the call's operands and results.
+std::string checkCall(const Function& f, const Op& call) {
+  const Function* callee = f.module() ? f.module()->callee(call) : nullptr;
+  std::string name = "@" + call.attrs().getString("callee");
+  if (!callee) return "calls " + name + ", which the module does not define";
+  if (callee == &f) return "calls its own function " + name;
+  for (const auto& op : callee->ops())
+    if (op->def().callsFunction) return "calls " + name + ", which makes calls itself";
+  if (callee->numArguments() != call.numOperands() || callee->results().size() != call.numResults())
+    return "has " + std::to_string(call.numOperands()) + " operands and " +
+           std::to_string(call.numResults()) + " results; " + name + " takes " +
+           std::to_string(callee->numArguments()) + " arguments and returns " +
+           std::to_string(callee->results().size());
+  for (size_t i = 0; i < call.numOperands(); ++i)
+    if (call.operand(i)->type() != callee->argument(i)->type())
+      return "operand " + std::to_string(i) + " is " + call.operand(i)->type().str() + ", but " +
+             name + " takes " + callee->argument(i)->type().str();
+  for (size_t i = 0; i < call.numResults(); ++i)
+    if (call.result(i)->type() != callee->results()[i].value->type())
+      return "result " + std::to_string(i) + " is declared " + call.result(i)->type().str() +
+             ", but " + name + " returns " + callee->results()[i].value->type().str();
+  return "";
+}
+
+} // namespace
 
 bool verifyFunction(const Function& f, DiagEngine& diags) {
   size_t before = diags.diagnostics().size();
@@ -53,6 +82,7 @@ bool verifyFunction(const Function& f, DiagEngine& diags) {
       declared.push_back(op->result(i)->type());
     AttrDict attrs = op->attrs();
     std::string err = ok ? verifyOpSignature(op->def(), operandTypes, attrs, declared) : "";
+    if (err.empty() && ok && op->def().callsFunction) err = checkCall(f, *op);
     if (!err.empty())
       diags.error(op->loc(), "'" + op->name() + "' op " + err);
     else if (ok && !(attrs == op->attrs()))

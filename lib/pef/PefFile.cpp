@@ -98,9 +98,10 @@ void sectionToProto(const Section& s, pef::Section* p) {
 }
 
 // The encoding only; checkSections compares the sections with their program.
-std::vector<Section> sectionsFromProto(const pef::DeviceProgram& prog, const std::string& path) {
+template <typename Sections>
+std::vector<Section> sectionsFromProto(const Sections& sections, const std::string& path) {
   std::vector<Section> out;
-  for (const pef::Section& p : prog.sections()) {
+  for (const pef::Section& p : sections) {
     Section s;
     std::optional<Phase> phase = parsePhase(p.phase());
     if (!phase)
@@ -191,6 +192,15 @@ std::string serializePef(const Pef& in) {
     planToProto(prog.plan, pp->mutable_plan());
     for (const Section& sec : prog.sections)
       sectionToProto(sec, pp->add_sections());
+    for (const PefBody& b : prog.bodies) {
+      auto* pb = pp->add_bodies();
+      pb->set_function(b.function);
+      pb->set_phase(std::string(phaseName(b.phase)));
+      planToProto(b.plan, pb->mutable_plan());
+      for (const Section& sec : b.sections)
+        sectionToProto(sec, pb->add_sections());
+      pb->set_instances(b.instances);
+    }
   }
   p.set_cost_text(in.costText);
   p.set_cost_json(in.costJson);
@@ -278,14 +288,23 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
     }
     out.buffers.push_back({fromProto(b.spec(), path), k});
   }
-  for (const auto& prog : p.programs())
+  for (const auto& prog : p.programs()) {
     out.programs.push_back({{prog.devices().begin(), prog.devices().end()},
                             prog.entry(),
                             prog.ir(),
                             {prog.arg_shardings().begin(), prog.arg_shardings().end()},
                             {prog.result_shardings().begin(), prog.result_shardings().end()},
                             planFromProto(prog.plan(), path),
-                            sectionsFromProto(prog, path)});
+                            sectionsFromProto(prog.sections(), path),
+                            {}});
+    for (const pef::Body& b : prog.bodies()) {
+      std::optional<Phase> phase = parsePhase(b.phase());
+      if (!phase)
+        throw Error(path + ": hypersection body @" + b.function() + " has an unknown phase");
+      out.programs.back().bodies.push_back({b.function(), *phase, planFromProto(b.plan(), path),
+                                            sectionsFromProto(b.sections(), path), b.instances()});
+    }
+  }
   out.costText = p.cost_text();
   out.costJson = p.cost_json();
   out.optimizationLevel = p.optimization_level();

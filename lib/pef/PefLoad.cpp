@@ -113,6 +113,34 @@ void checkInterface(const LoadedPef& l, WholeOk&& wholeOk, const std::string& pa
   }
 }
 
+std::vector<std::string> bodyFunctions(const PefProgram& prog) {
+  std::vector<std::string> out;
+  for (const PefBody& b : prog.bodies)
+    out.push_back(b.function);
+  return out;
+}
+
+// Every function but the entry is a hypersection body with a plan that fits it (so each
+// function a call can reach is checked), named once.
+void checkBodies(const LoadedPef& l, const std::string& path) {
+  const PefProgram& prog = l.pef.programs[0];
+  std::set<std::string> named;
+  for (const PefBody& b : prog.bodies) {
+    const Function* fn = l.module->findFunction(b.function);
+    std::string at = path + ": hypersection body @" + b.function;
+    if (!fn || fn == l.entry) throw Error(at + " is not a function the entry can call");
+    if (!named.insert(b.function).second) throw Error(at + " is listed twice");
+    if (std::string err = checkPlan(b.plan, *fn); !err.empty())
+      throw Error(at + ": the executable plan does not fit it: " + err + " (recompile the model)");
+    if (std::string err = checkSections(b.sections, *fn, {}, b.phase); !err.empty())
+      throw Error(at + ": the sections do not fit it: " + err + " (recompile the model)");
+    if (b.instances < 0) throw Error(at + " has a negative instance count");
+  }
+  for (const auto& fn : l.module->functions())
+    if (fn.get() != l.entry && !named.count(fn->name()))
+      throw Error(path + ": function @" + fn->name() + " is neither the entry nor a body");
+}
+
 } // namespace
 
 LoadedPef loadPef(const std::string& path) {
@@ -161,7 +189,8 @@ LoadedPef loadPef(const std::string& path) {
   if (std::string err = checkPlan(prog.plan, f); !err.empty())
     throw Error(path + ": the executable plan does not fit the program: " + err +
                 " (recompile the model)");
-  if (std::string err = checkSections(prog.sections, f); !err.empty())
+  checkBodies(l, path);
+  if (std::string err = checkSections(prog.sections, f, bodyFunctions(prog)); !err.empty())
     throw Error(path + ": the sections do not fit the program: " + err + " (recompile the model)");
   return l;
 }

@@ -57,8 +57,20 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
     std::vector<Tensor> outs;
     auto t0 = std::chrono::steady_clock::now();
     try {
-      outs = op->def().kernel(KernelArgs{inputs, op->attrs(), resultTypes, comm});
-      if (stats)
+      if (op->def().callsFunction) {
+        std::vector<Tensor> callArgs;
+        for (const Tensor* t : inputs)
+          callArgs.push_back(*t);
+        InterpreterStats inner;
+        outs = interpret(*f.module()->callee(*op), callArgs, comm, &inner);
+        peak = std::max(peak, live + inner.argumentBytes + inner.peakResultBytes);
+        if (stats)
+          for (const auto& [name, sec] : inner.secondsByOp)
+            stats->secondsByOp[name] += sec;
+      } else {
+        outs = op->def().kernel(KernelArgs{inputs, op->attrs(), resultTypes, comm});
+      }
+      if (stats && !op->def().callsFunction)
         stats->secondsByOp[op->name()] +=
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } catch (const Error& e) {

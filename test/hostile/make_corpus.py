@@ -1622,7 +1622,6 @@ def flag_cases(c):
     case("arch-file-empty-string", base + ["--arch-file", ""])
     case("two-levels", base + ["-o0", "-o3"])
     case("rules-without-o1", base + ["--optimization-rules", "{case}/fixtures/rules.yaml"])
-    case("hypersection", base + ["--enable-hypersection"])
     case("inference-with-optimizer", base + ["--optimizer", "adam"])
     case("inference-with-loss", base + ["--loss", "mse"])
     case("nesterov-without-momentum", train + ["--nesterov"])

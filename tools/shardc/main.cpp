@@ -17,11 +17,10 @@ using namespace shardc;
 
 namespace {
 
-// The section controls: -o0, -o1, -o3 (one of them), the rules for -o1, the scaling factors.
-// --enable-hypersection is accepted by the parser so that using it gives a clear message
-// instead of "unknown option".
+// The section controls: -o0, -o1, -o3 (one of them), the rules for -o1, hypersections, the
+// scaling factors.
 struct SectionFlags {
-  bool o0 = false, o1 = false, o3 = false, hypersection = false;
+  bool o0 = false, o1 = false, o3 = false;
 
   void add(CLI::App* c, CompileOptions& co) {
     c->add_flag("--o0", o0, "optimization level 0: each op its own section");
@@ -30,17 +29,16 @@ struct SectionFlags {
                 "optimization level 3 (default): sections as large as the target allows");
     c->add_option("--optimization-rules", co.optimizationRules,
                   "fusion rules for -o1 (YAML; default: shardc's own, rules/default.yaml)");
-    c->add_flag("--enable-hypersection", hypersection,
-                "compile repeated subgraphs once (not supported yet)");
+    c->add_flag("--enable-hypersection", co.hypersections,
+                "compile repeated subgraphs (layers, their gradients and updates) once: each "
+                "becomes a body the program calls per instance");
     c->add_option("--resources-scaling-factors", co.scalingFactors,
                   "F F F [F]: fractions in (0, 1] of a section's resources assumed for the "
                   "forward, backward and optimizer sections [and the gradient reduction's]")
         ->expected(3, 4);
   }
 
-  void apply(CLI::App* c, CompileOptions& co) const {
-    if (c->count("--enable-hypersection"))
-      throw Error("--enable-hypersection is not supported yet");
+  void apply(CompileOptions& co) const {
     if (int(o0) + int(o1) + int(o3) > 1) throw Error("give one of -o0, -o1 and -o3");
     co.optLevel = o0 ? 0 : o1 ? 1 : 3;
   }
@@ -286,7 +284,7 @@ int main(int argc, char** argv) {
   };
   try {
     if (compile->parsed()) {
-      sectionFlags.apply(compile, co);
+      sectionFlags.apply(co);
       rejectContradictions(compile, co);
       for (int i = 0; i < argc; ++i)
         co.commandLine.push_back(argv[i]);

@@ -63,6 +63,22 @@ struct SectionOptions {
   int level = 3;                      // 0, 1 or 3
   const FusionRules* rules = nullptr; // -o1
   ScalingFactors scaling;
+  bool hypersections = false; // --enable-hypersection
+};
+
+// One instance of a hypersection body: ops [firstOp, firstOp + numOps) of the program ordered
+// by phase. Every instance of a body has the same ops, types and inner data flow.
+struct HyperInstance {
+  int64_t body = 0, firstOp = 0, numOps = 0;
+};
+
+// A hypersection body made a function of the module (outlineHypersections): the ops of its
+// first instance, run by a `call` op in place of each instance.
+struct HypersectionBody {
+  std::string function;
+  Phase phase = Phase::Forward;
+  std::vector<Section> sections; // of the body function, in its own numbering
+  int64_t instances = 0;
 };
 
 using SectionLog = std::function<void(const std::string&)>;
@@ -70,8 +86,21 @@ using SectionLog = std::function<void(const std::string&)>;
 // Orders `f`'s ops by phase (stable, sections contiguous) and cuts them into sections.
 // Throws shardc::Error when an op cannot fit a section even alone at the phase's scaling
 // factor (naming the op and the smallest factor that fits it).
+// With o.hypersections, repeated runs (see findRepeats) are found after the ordering and put
+// in `instances`: every instance is cut like the body's first one, its sections name the body.
 std::vector<Section> formSections(Function& f, const Target& t, const SectionOptions& o,
-                                  const SectionLog& log);
+                                  const SectionLog& log,
+                                  std::vector<HyperInstance>* instances = nullptr);
+
+// Makes each body of `instances` a function of f's module (a copy of its first instance's
+// ops; arguments: the values it reads from outside, results: those read after it) and every
+// instance one `call` of it. `sections` (formSections' for the flat program) become f's own:
+// each call is one section naming its body. A body result that is in every instance an updated
+// parameter or state, written over the argument the body reads, is tied to that argument in
+// the body too, so the update stays in place.
+std::vector<HypersectionBody> outlineHypersections(Function& f, const Target& t,
+                                                   const std::vector<HyperInstance>& instances,
+                                                   std::vector<Section>& sections);
 
 // Fills each section's inputs, outputs and resources from the ops it covers.
 void measureSections(const Function& f, const Target& t, std::vector<Section>& sections);
@@ -85,8 +114,12 @@ std::vector<double> estimateSections(const Function& f, const Target& t,
 std::vector<int64_t> sectionOfOps(const std::vector<Section>& sections, int64_t numOps);
 
 // Checks sections read from a file against `f`: contiguous runs covering every op once, in
-// order, with value ids and figures in range. Returns "" or a message naming what is wrong.
-std::string checkSections(const std::vector<Section>& sections, const Function& f);
+// order, with value ids and figures in range; a section naming a body is one call of
+// bodyFunctions[body]. A body's own sections (bodyPhase set) all have its phase and name no
+// body. Returns "" or a message naming what is wrong.
+std::string checkSections(const std::vector<Section>& sections, const Function& f,
+                          const std::vector<std::string>& bodyFunctions = {},
+                          std::optional<Phase> bodyPhase = std::nullopt);
 
 // Sections per phase and the largest ones, for the compile log.
 std::string describeSections(const std::vector<Section>& sections);

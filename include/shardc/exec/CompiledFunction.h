@@ -15,6 +15,7 @@ namespace shardc {
 class Collectives;
 class Function;
 class Kernel;
+struct ExecContext;
 class Op;
 namespace dnnl_glue {
 struct Context;
@@ -27,11 +28,18 @@ struct ExecStats {
   std::vector<double> secondsByStepIndex;        // by step of the plan, added up
 };
 
+// A hypersection body's function and plan, bound beside the program that calls it.
+struct BodyPlan {
+  const Function* function = nullptr;
+  ExecPlan plan;
+};
+
 class CompiledFunction {
 public:
   // `plan` must pass checkPlan against `f` (throws shardc::Error otherwise). `threads`:
-  // intra-op threads of this device.
-  CompiledFunction(const Function& f, ExecPlan plan, int threads);
+  // intra-op threads of this device. `bodies`: the plans of the functions f's calls run.
+  CompiledFunction(const Function& f, ExecPlan plan, int threads,
+                   std::vector<BodyPlan> bodies = {});
   ~CompiledFunction();
   CompiledFunction(const CompiledFunction&) = delete;
   CompiledFunction& operator=(const CompiledFunction&) = delete;
@@ -46,11 +54,26 @@ public:
   const std::vector<Tensor>& run(std::vector<Tensor>& args, Collectives* comm = nullptr,
                                  ExecStats* stats = nullptr, int64_t opLimit = -1);
 
+  // One run of a body from a call step: `args` and `results` are the caller's buffers of
+  // the call's operands and results. A result tied to an argument is left in that argument's
+  // buffer (and not in `results`).
+  void runCall(const std::vector<uint8_t*>& args, const std::vector<uint8_t*>& results,
+               Collectives* comm, ExecStats* stats);
+
   const ExecPlan& plan() const { return plan_; }
   // "#7 matmul [transpose matmul add] -> f32[8,128,768]": the step, its ops and its result.
   const std::string& stepLabel(size_t step) const { return labels_[step]; }
 
 private:
+  struct BodyTag {};
+  CompiledFunction(const Function& f, ExecPlan plan, int threads, BodyTag);
+  void bind(const std::map<std::string, CompiledFunction*>* bodies);
+  // Points every stored value at its buffer: arguments and untied results through `argPtr`
+  // and `resultPtr`.
+  template <typename ArgPtr, typename ResultPtr>
+  void homes(ExecContext& ctx, ArgPtr argPtr, ResultPtr resultPtr);
+  void runSteps(ExecContext& ctx, ExecStats* stats, int64_t opLimit, bool body);
+
   const Function& f_;
   ExecPlan plan_;
   int threads_;
@@ -63,6 +86,8 @@ private:
   std::map<int64_t, Tensor> constants_; // by value id
   std::vector<Tensor> results_;         // the untied results, one buffer each
   std::vector<int64_t> resultIds_;      // the plan's value id of each function result
+  std::vector<std::unique_ptr<CompiledFunction>> bodies_;
+  std::vector<uint8_t> staging_; // a body's tied results not written in place, before copying
 };
 
 // The intra-op threads each device gets when `devices` devices share this process (and MPI

@@ -15,6 +15,7 @@ namespace shardc {
 struct OpDef;
 class Op;
 class Function;
+class Module;
 
 // A position in the source text; line 0 means "no location" (built in memory).
 struct Loc {
@@ -124,6 +125,9 @@ public:
 
   const std::string& name() const { return name_; }
   Loc loc() const { return loc_; }
+  // The module holding this function (null for one built alone); `call` ops look their
+  // callee up in it.
+  Module* module() const { return module_; }
 
   Value* addArgument(std::string name, TensorType type, ArgKind kind);
   size_t numArguments() const { return args_.size(); }
@@ -147,8 +151,10 @@ public:
 
 private:
   friend class Value;
+  friend class Module;
   std::string name_;
   Loc loc_;
+  Module* module_ = nullptr;
   std::vector<std::unique_ptr<Value>> args_;
   std::vector<FuncResult> results_;
   OpList ops_;
@@ -160,6 +166,8 @@ public:
   Function* addFunction(std::string name, Loc loc = {});
   Function* findFunction(std::string_view name) const;
   const std::vector<std::unique_ptr<Function>>& functions() const { return funcs_; }
+  // The function a `call` op runs (its `callee` attribute), or null.
+  const Function* callee(const Op& call) const;
 
 private:
   std::vector<std::unique_ptr<Function>> funcs_;

@@ -81,6 +81,10 @@ struct OpDef {
   // A collective: its kernel talks to the other devices (KernelArgs::comm), so it is never
   // constant-folded.
   bool communicates = false;
+  // Runs function `callee` of the op's module (a hypersection's body): its result types are
+  // the callee's, checked by the verifier against the module, not by a shape rule; the
+  // interpreter and the compiled runtime run the callee.
+  bool callsFunction = false;
 
   double flopCount(const OpSig& sig, const std::vector<TensorType>& results) const;
   double byteCount(const OpSig& sig, const std::vector<TensorType>& results) const;

@@ -36,6 +36,15 @@ struct PefBuffer {
   BufferKind kind;
 };
 
+// A hypersection body of a program: its function (in the program's IR), plan and sections.
+struct PefBody {
+  std::string function;
+  Phase phase = Phase::Forward;
+  ExecPlan plan;
+  std::vector<Section> sections;
+  int64_t instances = 0;
+};
+
 struct PefProgram {
   std::vector<int64_t> devices;
   std::string entry;
@@ -43,6 +52,7 @@ struct PefProgram {
   std::vector<std::string> argShardings, resultShardings; // empty: not partitioned
   ExecPlan plan;
   std::vector<Section> sections; // empty in PEFs of shardc before sections
+  std::vector<PefBody> bodies;   // --enable-hypersection
 };
 
 struct Pef {
