@@ -29,6 +29,10 @@ public:
       ops_.push_back(op.get());
       sig_.push_back(signature(*op));
     }
+    computingBefore_.assign(1, 0);
+    for (const Op* op : ops_)
+      computingBefore_.push_back(computingBefore_.back() +
+                                 (op->name() != "reshape" && op->name() != "constant"));
     next_.assign(ops_.size(), -1);
     std::unordered_map<uint64_t, int64_t> seen;
     for (size_t i = ops_.size(); i-- > 0;) {
@@ -45,7 +49,7 @@ public:
       const Op& x = *ops_[static_cast<size_t>(a + j)];
       const Op& y = *ops_[static_cast<size_t>(b + j)];
       if (sig_[static_cast<size_t>(a + j)] != sig_[static_cast<size_t>(b + j)] ||
-          x.name() != y.name() || !(x.attrs() == y.attrs()) || x.numOperands() != y.numOperands() ||
+          &x.def() != &y.def() || !(x.attrs() == y.attrs()) || x.numOperands() != y.numOperands() ||
           x.numResults() != y.numResults())
         return describe(b + j) + " differs from " + describe(a + j);
       for (size_t r = 0; r < x.numResults(); ++r)
@@ -73,11 +77,7 @@ public:
 
   // Ops of [a, a + p) that compute (a body of views and constants is not worth a call).
   int64_t computing(int64_t a, int64_t p) const {
-    int64_t n = 0;
-    for (int64_t j = a; j < a + p; ++j)
-      n += ops_[static_cast<size_t>(j)]->name() != "reshape" &&
-           ops_[static_cast<size_t>(j)]->name() != "constant";
-    return n;
+    return computingBefore_[static_cast<size_t>(a + p)] - computingBefore_[static_cast<size_t>(a)];
   }
 
   // The first occurrence after `i` of an op with its signature, or -1.
@@ -111,6 +111,7 @@ private:
   std::unordered_map<const Op*, int64_t> index_;
   std::vector<uint64_t> sig_;
   std::vector<int64_t> next_;
+  std::vector<int64_t> computingBefore_; // computing ops among the first i
 };
 
 struct Candidate {
@@ -136,6 +137,9 @@ std::vector<HyperInstance> findRepeats(const Function& f, const std::vector<Phas
         ++tries;
         int64_t p = j - s;
         if (s + 2 * p > end) break;
+        // k periods of the best run repeat exactly when it does and cover no more than it, so
+        // trying them (every multiple of a layer, each over the whole phase) would only cost.
+        if (best.count >= 2 && p % best.period == 0 && p / best.period <= best.count) continue;
         if (p < kMinBodyOps || finder.computing(s, p) < kMinBodyOps / 2 ||
             !finder.differs(s, j, p).empty())
           continue;
