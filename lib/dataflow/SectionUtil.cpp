@@ -175,7 +175,7 @@ bool isConvex(const std::unordered_map<const Op*, int64_t>& index,
 
 std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phases,
                                      const std::vector<std::vector<int64_t>>& groups,
-                                     bool hoistConstants) {
+                                     bool forRepeats) {
   std::vector<Op*> ops;
   std::unordered_map<const Op*, int64_t> index;
   for (const auto& op : f.ops()) {
@@ -197,13 +197,26 @@ std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phas
     for (const Value* v : ops[i]->operands())
       if (v->definingOp() && node[static_cast<size_t>(index.at(v->definingOp()))] != node[i])
         ++waiting[static_cast<size_t>(node[i])];
-  using Key = std::tuple<Phase, bool, int64_t, int64_t>; // phase, not hoisted, first op, node
+  // Where each op wants to be within its phase: its own place, or a sunk reshape's reader's.
+  std::vector<int64_t> place(n);
+  for (size_t i = n; i-- > 0;) {
+    place[i] = static_cast<int64_t>(i);
+    const Op& op = *ops[i];
+    if (!forRepeats || op.name() != "reshape" || node[i] != static_cast<int64_t>(g + i) ||
+        op.result(0)->uses().size() != 1 || !op.result(0)->uses()[0].user)
+      continue;
+    size_t r = static_cast<size_t>(index.at(op.result(0)->uses()[0].user));
+    if (phases[r] == phases[i]) place[i] = place[r];
+  }
+  // phase, not hoisted, place, node (a sunk reshape's node is less than its reader's)
+  using Key = std::tuple<Phase, bool, int64_t, int64_t>;
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> ready;
   auto push = [&](int64_t nd) {
     int64_t first = members[static_cast<size_t>(nd)].front();
     const Op& op = *ops[static_cast<size_t>(first)];
-    bool hoisted = hoistConstants && nd >= static_cast<int64_t>(g) && op.name() == "constant";
-    ready.emplace(phases[static_cast<size_t>(first)], !hoisted, first, nd);
+    bool hoisted = forRepeats && nd >= static_cast<int64_t>(g) && op.name() == "constant";
+    ready.emplace(phases[static_cast<size_t>(first)], !hoisted, place[static_cast<size_t>(first)],
+                  nd);
   };
   for (size_t nd = 0; nd < g + n; ++nd)
     if (!members[nd].empty() && waiting[nd] == 0) push(static_cast<int64_t>(nd));

@@ -61,11 +61,14 @@ private:
 
 // Reorders `f`'s ops by phase (a stable topological order) keeping each group's ops together;
 // returns each op's group (-1: none) in the new order. Groups must be convex (see isConvex).
-// `hoistConstants` puts the constants of no group first in their phase: CSE leaves a constant
-// that repeated layers share in the first of them, which would set it apart from the others.
+// `forRepeats` orders for hypersections: the constants of no group go first in their phase
+// (CSE leaves a constant that repeated layers share in the first of them, which would set it
+// apart from the others), and a reshape read by one op of its phase goes just before that op
+// (autodiff makes the gradients' reshapes before any update, which would leave them out of
+// the optimizer's repeated bodies).
 std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phases,
                                      const std::vector<std::vector<int64_t>>& groups,
-                                     bool hoistConstants = false);
+                                     bool forRepeats = false);
 
 // Runs of ops repeated back to back within one phase of `f` (ordered by phase), found from
 // the left: at each op, the period of largest coverage among the distances to the next ops
