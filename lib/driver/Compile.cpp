@@ -276,12 +276,12 @@ CompileResult compileModel(const CompileOptions& o) {
     for (const auto& n : info.trained)
       trained += " " + n;
     log.line("training step: loss '" + info.lossName + "', optimizer " + o.train.optimizer + ", " +
-             std::to_string(info.trained.size()) + " trained parameters (" +
-             std::to_string(f.ops().size()) + " ops, " +
+             std::to_string(info.trained.size()) + " trained parameters:" + trained);
+    log.line("training step built: " + std::to_string(f.ops().size()) + " ops (" +
              std::to_string(
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0)
                      .count()) +
-             " ms):" + trained);
+             " ms)");
     for (const auto& n : info.untrained)
       log.line("not trained: " + n);
     ++step;

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Hypersections and compile time: GPTs of 12 and 96 layers (text IR from scripts/gen_gpt.py,
+d 64, 4 heads, vocab 256, sequence 32, batch 4) compiled for inference and for training (SGD),
+flat and with --enable-hypersection. Per compile: the compile time without the weights (the
+compile log's figure: wall time less making the text IR's initial values and writing the
+PEF), the time writing the PEF, the PEF's program part (its bytes less the weight data), the
+ops outside bodies and the bodies' instances; then the 96/12 ratios of compile time and
+program part. Times are medians of --repeats compiles; the compiles interleave.
+
+  bench/hypersections.py [--build build] [--repeats 5] [--layers 12,96]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from benchutil import ROOT, add_common_args
+
+MODES = {"inference": ["--inference"], "training": ["--loss", "cross-entropy", "--labels",
+                                                     "targets"]}
+VARIANTS = {"flat": [], "hypersections": ["--enable-hypersection"]}
+
+
+def compile_once(shardc, model, out, flags):
+    log = subprocess.run([shardc, "compile", model, "--output-folder", out, "--pef-name", "b",
+                          "--verbose"] + flags, check=True, capture_output=True,
+                         text=True).stderr
+    m = re.search(r"compiled in ([\d.]+) ms without the weights; PEF of \d+ bytes: program "
+                  r"part (\d+), weight data (\d+), written in ([\d.]+) ms", log)
+    if not m:
+        sys.exit("bench/hypersections.py: the compile log has no 'compiled in' line:\n" + log)
+    ops = re.search(r"program with hypersections: (\d+) ops", log)
+    plan = re.search(r"executable plan \([\d.]+ ms\): \d+ kernels for (\d+) ops", log)
+    instances = sum(int(n) for n in re.findall(r"\((?:[\w-]+), \d+ ops, (\d+) instances\)", log))
+    return {"compile_ms": float(m.group(1)), "program": int(m.group(2)),
+            "weights": int(m.group(3)), "write_ms": float(m.group(4)),
+            "ops": int((ops or plan).group(1)), "instances": instances}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_common_args(ap)
+    ap.add_argument("--layers", default="12,96")
+    a = ap.parse_args()
+    shardc = os.path.join(a.build, "bin", "shardc")
+    layers = [int(x) for x in a.layers.split(",")]
+    with tempfile.TemporaryDirectory() as out:
+        models = {}
+        for n in layers:
+            d = os.path.join(out, f"gpt{n}")
+            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_gpt.py"),
+                            "--layers", str(n), "--vocab", "256", "--dim", "64", "--heads", "4",
+                            "--seq", "32", "--batch", "4", d], check=True,
+                           stdout=subprocess.DEVNULL)
+            models[n] = os.path.join(d, "gpt.ir")
+        runs = {}
+        for _ in range(a.repeats):
+            for mode, mflags in MODES.items():
+                for variant, vflags in VARIANTS.items():
+                    for n in layers:
+                        runs.setdefault((mode, variant, n), []).append(
+                            compile_once(shardc, models[n], out, mflags + vflags))
+    print(f"{'mode':<10}{'variant':<15}{'layers':>7}{'compile ms':>11}{'write ms':>9}"
+          f"{'program KiB':>12}{'weights KiB':>12}{'ops':>7}{'instances':>10}")
+    med = {}
+    for (mode, variant, n), rs in runs.items():
+        m = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+        med[mode, variant, n] = m
+        print(f"{mode:<10}{variant:<15}{n:>7}{m['compile_ms']:>11.1f}{m['write_ms']:>9.1f}"
+              f"{m['program'] / 1024:>12.1f}{m['weights'] / 1024:>12.1f}{m['ops']:>7.0f}"
+              f"{m['instances']:>10.0f}")
+    lo, hi = layers[0], layers[-1]
+    print(f"\n{hi}/{lo} layers: ratio of compile time without the weights, of program part")
+    for mode in MODES:
+        for variant in VARIANTS:
+            a_, b_ = med[mode, variant, lo], med[mode, variant, hi]
+            print(f"  {mode:<10}{variant:<15}compile {b_['compile_ms'] / a_['compile_ms']:.2f}x"
+                  f"  program part {b_['program'] / a_['program']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
