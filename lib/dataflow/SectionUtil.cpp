@@ -208,13 +208,18 @@ std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phas
     size_t r = static_cast<size_t>(index.at(op.result(0)->uses()[0].user));
     if (phases[r] == phases[i]) place[i] = place[r];
   }
+  // Ops computed from constants alone (a mask and its slices), which CSE shares between layers.
+  std::vector<char> fromConstants(n, forRepeats);
+  for (size_t i = 0; i < n && forRepeats; ++i)
+    for (const Value* v : ops[i]->operands())
+      if (!v->definingOp() || !fromConstants[static_cast<size_t>(index.at(v->definingOp()))])
+        fromConstants[i] = 0;
   // phase, not hoisted, place, node (a sunk reshape's node is less than its reader's)
   using Key = std::tuple<Phase, bool, int64_t, int64_t>;
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> ready;
   auto push = [&](int64_t nd) {
     int64_t first = members[static_cast<size_t>(nd)].front();
-    const Op& op = *ops[static_cast<size_t>(first)];
-    bool hoisted = forRepeats && nd >= static_cast<int64_t>(g) && op.name() == "constant";
+    bool hoisted = nd >= static_cast<int64_t>(g) && fromConstants[static_cast<size_t>(first)];
     ready.emplace(phases[static_cast<size_t>(first)], !hoisted, place[static_cast<size_t>(first)],
                   nd);
   };

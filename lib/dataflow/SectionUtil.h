@@ -61,11 +61,11 @@ private:
 
 // Reorders `f`'s ops by phase (a stable topological order) keeping each group's ops together;
 // returns each op's group (-1: none) in the new order. Groups must be convex (see isConvex).
-// `forRepeats` orders for hypersections: the constants of no group go first in their phase
-// (CSE leaves a constant that repeated layers share in the first of them, which would set it
-// apart from the others), and a reshape read by one op of its phase goes just before that op
-// (autodiff makes the gradients' reshapes before any update, which would leave them out of
-// the optimizer's repeated bodies).
+// `forRepeats` orders for hypersections: the ops of no group computed from constants alone go
+// first in their phase (CSE leaves a constant or a mask's slice that repeated layers share in
+// the first of them, which would set it apart from the others), and a reshape read by one op of its
+// phase goes just before that op (autodiff makes the gradients' reshapes before any update, which
+// would leave them out of the optimizer's repeated bodies).
 std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phases,
                                      const std::vector<std::vector<int64_t>>& groups,
                                      bool forRepeats = false);
