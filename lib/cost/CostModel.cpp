@@ -48,16 +48,11 @@ double ring(double steps, const LinkSpec& l, double bytesPerStep) {
   return steps * (l.latency + bytesPerStep / l.bandwidth);
 }
 
-// The ops a compiled plan hands to the GEMM/convolution library (Target::gemmOverhead).
-bool isGemm(const std::string& op) {
-  return op == "matmul" || op.rfind("conv2d", 0) == 0;
-}
-
 // A library call's fixed cost: per call, and for a batched matmul per matrix past the first.
 // A batch on the left operand alone is one GEMM of more rows.
 double libraryOverhead(const Target& t, const Op& op, const std::vector<TensorType>& in,
                        const std::vector<TensorType>& out) {
-  if (!isGemm(op.name())) return 0;
+  if (!isLibraryGemm(op.name())) return 0;
   double matrices = 1;
   if (op.name() == "matmul" && in.size() == 2 && in[1].rank() > 2)
     for (size_t i = 0; i + 2 < out[0].shape.size(); ++i)

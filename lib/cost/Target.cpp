@@ -241,6 +241,10 @@ Target loadTarget(const std::string& nameOrPath) {
   return parseTarget(std::string(it->second), "targets/" + name + ".yaml");
 }
 
+bool isLibraryGemm(const std::string& op) {
+  return op == "matmul" || op.rfind("conv2d", 0) == 0;
+}
+
 std::vector<std::string> builtinTargetNames() {
   std::vector<std::string> names;
   for (const auto& kv : builtinTargetFiles())

@@ -31,8 +31,7 @@ public:
     }
     computingBefore_.assign(1, 0);
     for (const Op* op : ops_)
-      computingBefore_.push_back(computingBefore_.back() +
-                                 (op->name() != "reshape" && op->name() != "constant"));
+      computingBefore_.push_back(computingBefore_.back() + !computesNothing(*op));
     next_.assign(ops_.size(), -1);
     std::unordered_map<uint64_t, int64_t> seen;
     for (size_t i = ops_.size(); i-- > 0;) {

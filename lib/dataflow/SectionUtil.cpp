@@ -13,17 +13,10 @@
 #include <unordered_set>
 
 namespace shardc {
-namespace {
 
 bool computesNothing(const Op& op) {
   return op.name() == "constant" || op.name() == "reshape";
 }
-
-bool isGemm(const Op& op) {
-  return op.name() == "matmul" || op.name().rfind("conv2d", 0) == 0;
-}
-
-} // namespace
 
 ProgramFigures::ProgramFigures(const Function& f, const Target& t) : phase(opPhases(f)), t_(t) {
   std::unordered_map<const Value*, int64_t> id;
@@ -63,7 +56,8 @@ ProgramFigures::ProgramFigures(const Function& f, const Target& t) : phase(opPha
       OpSig sig{in, op->attrs()};
       DType dt = out.empty() ? DType::F32 : out[0].dtype;
       seconds = op->def().flopCount(sig, out) / (t.flopsFor(dt) * t.computeEfficiency);
-      if (isGemm(*op) && t.section.model == SectionSpec::Model::Kernel) library = t.gemmOverhead;
+      if (isLibraryGemm(op->name()) && t.section.model == SectionSpec::Model::Kernel)
+        library = t.gemmOverhead;
     }
     flopSeconds_.push_back(seconds);
     libraryOverhead_.push_back(library);

@@ -14,6 +14,9 @@ class Function;
 class Op;
 struct Target;
 
+// Views and constants: no arithmetic, no section resources, not worth a hypersection body.
+bool computesNothing(const Op& op);
+
 struct SectionFigures {
   int64_t computeUnits = 0, stages = 0; // stages: ops that compute
   int64_t onChipBytes = 0, inputBytes = 0, outputBytes = 0;

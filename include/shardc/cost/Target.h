@@ -70,5 +70,8 @@ Target parseTarget(const std::string& text, const std::string& filename);
 Target loadTarget(const std::string& nameOrPath);
 // The built-in target names, sorted (`native` not included).
 std::vector<std::string> builtinTargetNames();
+// Whether the compiled runtime hands op `op` to the GEMM/convolution library, a call that
+// costs Target::gemmOverhead more (matmul, the conv2d ops).
+bool isLibraryGemm(const std::string& op);
 
 } // namespace shardc
