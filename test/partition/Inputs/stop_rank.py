@@ -12,10 +12,11 @@ import sys
 import time
 
 mpirun, shardc, pef, idx, targets, out = sys.argv[1:7]
-# Steps enough to outlast the stop by far, few enough that the job ends by itself if the
-# stop never comes.
+# Steps enough to outlast the stop by far (a compiled step of this model takes well under a
+# millisecond, so 20,000 steps could end before the stop); a missed stop still ends below,
+# where the wait for the job is bounded and the job is killed.
 cmd = shlex.split(mpirun) + ["-np", "2", shardc, "run", "--pef", pef, "--input", f"idx={idx}",
-                             "--input", f"targets={targets}", "--steps", "20000",
+                             "--input", f"targets={targets}", "--steps", "100000000",
                              "--collective-timeout", "2", "--output-dir", out]
 job = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
