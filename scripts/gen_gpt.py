@@ -4,6 +4,10 @@ embedding head) as shardc text IR, with random weights and token ids as .npy fil
 PyTorch's logits for them as the reference output.
 
   gen_gpt.py OUT_DIR [--vocab 64 --dim 32 --heads 4 --seq 8 --batch 2 --layers 2 --seed 0]
+             [--layer-function]
+
+--layer-function writes the decoder layer once, as function @gpt_layer, and each layer as a
+`call` of it (as a model's repeated module is); the weights and the numbers are the same.
 
 OUT_DIR receives gpt.ir, one <argument>.npy per function argument, and expected_logits.npy.
 The defaults make the small fixture used by the tests; bench/ uses larger sizes.
@@ -75,6 +79,47 @@ def reference(a, w, ids):
     return (x @ t["wte"].T).numpy()
 
 
+def emit_layer(e, a, F, x, p, v):
+    """One decoder layer's ops, reading `x` and parameters p(name), naming values v(name)."""
+    B, T, D, H = a.batch, a.seq, a.dim, a.heads
+    hd = D // H
+    f = lambda *s: "f32[" + ",".join(str(d) for d in s) + "]"
+    e(f"  {v('h')} = layer_norm({x}, {p('ln1.w')}, {p('ln1.b')}) {{axis = -1, epsilon = 1.0e-05}} : {f(B, T, D)}")
+    e(f"  {v('qkv0')} = matmul({v('h')}, {p('attn.w')}) : {f(B, T, 3 * D)}")
+    e(f"  {v('qkv')} = add({v('qkv0')}, {p('attn.b')}) : {f(B, T, 3 * D)}")
+    e(f"  {v('q')}, {v('k')}, {v('v')} = split({v('qkv')}) {{axis = 2, sizes = [{D}, {D}, {D}]}} : "
+      f"{f(B, T, D)}, {f(B, T, D)}, {f(B, T, D)}")
+    for n in "qkv":
+        e(f"  {v(n + '4')} = reshape({v(n)}) {{shape = [{B}, {T}, {H}, {hd}]}} : {f(B, T, H, hd)}")
+    e(f"  {v('qt')} = transpose({v('q4')}) {{perm = [0, 2, 1, 3]}} : {f(B, H, T, hd)}")
+    e(f"  {v('kt')} = transpose({v('k4')}) {{perm = [0, 2, 3, 1]}} : {f(B, H, hd, T)}")
+    e(f"  {v('vt')} = transpose({v('v4')}) {{perm = [0, 2, 1, 3]}} : {f(B, H, T, hd)}")
+    e(f"  {v('s0')} = matmul({v('qt')}, {v('kt')}) : {f(B, H, T, T)}")
+    e(f"  {v('s')} = mul({v('s0')}, %scale) : {f(B, H, T, T)}")
+    e(f"  {v('sm')} = where(%causal, {v('s')}, %ninf) : {f(B, H, T, T)}")
+    e(f"  {v('pr')} = softmax({v('sm')}) {{axis = -1}} : {f(B, H, T, T)}")
+    e(f"  {v('y')} = matmul({v('pr')}, {v('vt')}) : {f(B, H, T, hd)}")
+    e(f"  {v('yt')} = transpose({v('y')}) {{perm = [0, 2, 1, 3]}} : {f(B, T, H, hd)}")
+    e(f"  {v('y2')} = reshape({v('yt')}) {{shape = [{B}, {T}, {D}]}} : {f(B, T, D)}")
+    e(f"  {v('o0')} = matmul({v('y2')}, {p('proj.w')}) : {f(B, T, D)}")
+    e(f"  {v('o')} = add({v('o0')}, {p('proj.b')}) : {f(B, T, D)}")
+    e(f"  {v('x1')} = add({x}, {v('o')}) : {f(B, T, D)}")
+    e(f"  {v('h2')} = layer_norm({v('x1')}, {p('ln2.w')}, {p('ln2.b')}) {{axis = -1, epsilon = 1.0e-05}} : {f(B, T, D)}")
+    e(f"  {v('f0')} = matmul({v('h2')}, {p('fc.w')}) : {f(B, T, F)}")
+    e(f"  {v('f')} = add({v('f0')}, {p('fc.b')}) : {f(B, T, F)}")
+    if getattr(a, "swiglu", False):  # Llama's MLP: silu(x W_gate) * (x W_up), then W_down
+        e(f"  {v('sg')} = sigmoid({v('f')}) : {f(B, T, F)}")
+        e(f"  {v('si')} = mul({v('f')}, {v('sg')}) : {f(B, T, F)}")
+        e(f"  {v('up')} = matmul({v('h2')}, {p('up.w')}) : {f(B, T, F)}")
+        e(f"  {v('g')} = mul({v('si')}, {v('up')}) : {f(B, T, F)}")
+    else:
+        e(f"  {v('g')} = gelu({v('f')}) {{approximate = \"tanh\"}} : {f(B, T, F)}")
+    e(f"  {v('m0')} = matmul({v('g')}, {p('fc2.w')}) : {f(B, T, D)}")
+    e(f"  {v('m')} = add({v('m0')}, {p('fc2.b')}) : {f(B, T, D)}")
+    e(f"  {v('x2')} = add({v('x1')}, {v('m')}) : {f(B, T, D)}")
+    return v("x2")
+
+
 def emit_ir(a, w):
     B, T, D, H, V = a.batch, a.seq, a.dim, a.heads, a.vocab
     hd = D // H
@@ -94,48 +139,28 @@ def emit_ir(a, w):
     e(f"  %ninf = constant() {{value = dense<f32[], -inf>}} : f32[]")
     e(f"  %scale = constant() {{value = dense<f32[], {1.0 / math.sqrt(hd)!r}>}} : f32[]")
     x = "%x"
+    layer_args = [f"input %x: {f(B, T, D)}", f"input %causal: i1[{T},{T}]", "input %ninf: f32[]",
+                  "input %scale: f32[]"]
     for i in range(a.layers):
-        p = lambda n: f"%\"h{i}.{n}\""
-        v = lambda n: f"%l{i}_{n}"
-        e(f"  {v('h')} = layer_norm({x}, {p('ln1.w')}, {p('ln1.b')}) {{axis = -1, epsilon = 1.0e-05}} : {f(B, T, D)}")
-        e(f"  {v('qkv0')} = matmul({v('h')}, {p('attn.w')}) : {f(B, T, 3 * D)}")
-        e(f"  {v('qkv')} = add({v('qkv0')}, {p('attn.b')}) : {f(B, T, 3 * D)}")
-        e(f"  {v('q')}, {v('k')}, {v('v')} = split({v('qkv')}) {{axis = 2, sizes = [{D}, {D}, {D}]}} : "
-          f"{f(B, T, D)}, {f(B, T, D)}, {f(B, T, D)}")
-        for n in "qkv":
-            e(f"  {v(n + '4')} = reshape({v(n)}) {{shape = [{B}, {T}, {H}, {hd}]}} : {f(B, T, H, hd)}")
-        e(f"  {v('qt')} = transpose({v('q4')}) {{perm = [0, 2, 1, 3]}} : {f(B, H, T, hd)}")
-        e(f"  {v('kt')} = transpose({v('k4')}) {{perm = [0, 2, 3, 1]}} : {f(B, H, hd, T)}")
-        e(f"  {v('vt')} = transpose({v('v4')}) {{perm = [0, 2, 1, 3]}} : {f(B, H, T, hd)}")
-        e(f"  {v('s0')} = matmul({v('qt')}, {v('kt')}) : {f(B, H, T, T)}")
-        e(f"  {v('s')} = mul({v('s0')}, %scale) : {f(B, H, T, T)}")
-        e(f"  {v('sm')} = where(%causal, {v('s')}, %ninf) : {f(B, H, T, T)}")
-        e(f"  {v('pr')} = softmax({v('sm')}) {{axis = -1}} : {f(B, H, T, T)}")
-        e(f"  {v('y')} = matmul({v('pr')}, {v('vt')}) : {f(B, H, T, hd)}")
-        e(f"  {v('yt')} = transpose({v('y')}) {{perm = [0, 2, 1, 3]}} : {f(B, T, H, hd)}")
-        e(f"  {v('y2')} = reshape({v('yt')}) {{shape = [{B}, {T}, {D}]}} : {f(B, T, D)}")
-        e(f"  {v('o0')} = matmul({v('y2')}, {p('proj.w')}) : {f(B, T, D)}")
-        e(f"  {v('o')} = add({v('o0')}, {p('proj.b')}) : {f(B, T, D)}")
-        e(f"  {v('x1')} = add({x}, {v('o')}) : {f(B, T, D)}")
-        e(f"  {v('h2')} = layer_norm({v('x1')}, {p('ln2.w')}, {p('ln2.b')}) {{axis = -1, epsilon = 1.0e-05}} : {f(B, T, D)}")
-        e(f"  {v('f0')} = matmul({v('h2')}, {p('fc.w')}) : {f(B, T, F)}")
-        e(f"  {v('f')} = add({v('f0')}, {p('fc.b')}) : {f(B, T, F)}")
-        if getattr(a, "swiglu", False):  # Llama's MLP: silu(x W_gate) * (x W_up), then W_down
-            e(f"  {v('sg')} = sigmoid({v('f')}) : {f(B, T, F)}")
-            e(f"  {v('si')} = mul({v('f')}, {v('sg')}) : {f(B, T, F)}")
-            e(f"  {v('up')} = matmul({v('h2')}, {p('up.w')}) : {f(B, T, F)}")
-            e(f"  {v('g')} = mul({v('si')}, {v('up')}) : {f(B, T, F)}")
+        names = layer_names(i, getattr(a, "swiglu", False))
+        if getattr(a, "layer_function", False):
+            operands = ", ".join([x, "%causal", "%ninf", "%scale"] + [f"%\"{n}\"" for n in names])
+            e(f"  %l{i}_x2 = call({operands}) {{callee = \"gpt_layer\"}} : {f(B, T, D)}")
         else:
-            e(f"  {v('g')} = gelu({v('f')}) {{approximate = \"tanh\"}} : {f(B, T, F)}")
-        e(f"  {v('m0')} = matmul({v('g')}, {p('fc2.w')}) : {f(B, T, D)}")
-        e(f"  {v('m')} = add({v('m0')}, {p('fc2.b')}) : {f(B, T, D)}")
-        e(f"  {v('x2')} = add({v('x1')}, {v('m')}) : {f(B, T, D)}")
-        x = v("x2")
+            emit_layer(e, a, F, x, lambda n: f"%\"h{i}.{n}\"", lambda n: f"%l{i}_{n}")
+        x = f"%l{i}_x2"
     e(f"  %xf = layer_norm({x}, %\"lnf.w\", %\"lnf.b\") {{axis = -1, epsilon = 1.0e-05}} : {f(B, T, D)}")
     e(f"  %wteT = transpose(%wte) {{perm = [1, 0]}} : {f(D, V)}")
     e(f"  %logits = matmul(%xf, %wteT) : {f(B, T, V)}")
     e("  return %logits")
     e("}")
+    if getattr(a, "layer_function", False) and a.layers:
+        params = [f"param %\"{n[len('h0.'):]}\": {f(*w[n].shape)}" for n in
+                  layer_names(0, getattr(a, "swiglu", False))]
+        e(f"func @gpt_layer({', '.join(layer_args + params)}) -> (y: {f(B, T, D)}) {{")
+        y = emit_layer(e, a, F, "%x", lambda n: f"%\"{n}\"", lambda n: f"%{n}")
+        e(f"  return {y}")
+        e("}")
     return "\n".join(out) + "\n"
 
 
@@ -145,6 +170,7 @@ def main():
     for name, default in (("vocab", 64), ("dim", 32), ("heads", 4), ("seq", 8), ("batch", 2),
                           ("layers", 2), ("seed", 0)):
         ap.add_argument("--" + name, type=int, default=default)
+    ap.add_argument("--layer-function", action="store_true")
     a = ap.parse_args()
     assert a.dim % a.heads == 0, "--dim must be a multiple of --heads"
     rng = np.random.default_rng(a.seed)

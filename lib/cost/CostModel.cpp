@@ -3,6 +3,7 @@
 #include "shardc/cost/Memory.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
 
 #include <algorithm>
 #include <cassert>
@@ -129,8 +130,9 @@ public:
   explicit AnalyticCostModel(Target t) : t_(std::move(t)) {}
   const Target& target() const override { return t_; }
 
-  CostReport evaluate(const Function& f, const Mesh& mesh,
-                      const std::vector<int64_t>* groupOf) const override {
+  CostReport
+  evaluate(const Function& f, const Mesh& mesh, const std::vector<int64_t>* groupOf,
+           const std::map<std::string, std::vector<int64_t>>* bodyGroupOf) const override {
     CostReport r;
     r.target = t_.name;
     r.devices = mesh.numDevices();
@@ -150,6 +152,8 @@ public:
       fixedSlower = std::max(1.0, d / units);
     }
     std::map<DType, double> flopsByType;
+    std::map<std::string, CostReport> bodies; // per callee: one run of it
+    CostReport called;                        // the calls' collectives, scaled already
     std::vector<TensorType> in, out;
     GroupTotals groups(f, groupOf);
     size_t opIndex = 0;
@@ -162,6 +166,10 @@ public:
       for (size_t i = 0; i < op->numResults(); ++i)
         out.push_back(op->result(i)->type());
       OpSig sig{in, op->attrs()};
+      if (op->def().callsFunction) {
+        addCall(r, called, flopsByType, *op, mesh, bodyGroupOf, bodies);
+        continue;
+      }
       if (op->def().communicates && op->name() != "shard_slice") {
         CollectiveCost c =
             collectiveCost(t_, mesh, op->name(), splitAxes(op->attrs().getString("axes")),
@@ -203,6 +211,8 @@ public:
     r.commSeconds *= fixedSlower;
     for (CollectiveCost& c : r.collectives)
       c.seconds *= fixedSlower;
+    r.commSeconds += called.commSeconds;
+    r.collectives.insert(r.collectives.end(), called.collectives.begin(), called.collectives.end());
     r.stepSeconds = r.computeSeconds + r.commSeconds;
     r.memory.activations = peakActivationBytes(f);
     DType main = DType::F32;
@@ -213,6 +223,32 @@ public:
   }
 
 private:
+  // Adds one run of the call's callee (priced once per callee) to `r`.
+  void addCall(CostReport& r, CostReport& called, std::map<DType, double>& flopsByType,
+               const Op& call, const Mesh& mesh,
+               const std::map<std::string, std::vector<int64_t>>* bodyGroupOf,
+               std::map<std::string, CostReport>& bodies) const {
+    const Function* callee =
+        call.parent()->module() ? call.parent()->module()->callee(call) : nullptr;
+    if (!callee) throw Error("internal error: a call names no function of the module");
+    auto it = bodies.find(callee->name());
+    if (it == bodies.end()) {
+      const std::vector<int64_t>* groups = nullptr;
+      if (bodyGroupOf)
+        if (auto g = bodyGroupOf->find(callee->name()); g != bodyGroupOf->end())
+          groups = &g->second;
+      it = bodies.emplace(callee->name(), evaluate(*callee, mesh, groups, bodyGroupOf)).first;
+    }
+    const CostReport& b = it->second;
+    r.flops += b.flops;
+    flopsByType[DType::F32] += b.flops;
+    r.computeSeconds += b.computeSeconds;
+    for (const auto& [name, seconds] : b.computeByOp)
+      r.computeByOp[name] += seconds;
+    called.commSeconds += b.commSeconds;
+    called.collectives.insert(called.collectives.end(), b.collectives.begin(), b.collectives.end());
+  }
+
   Target t_;
 };
 

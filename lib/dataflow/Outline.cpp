@@ -1,6 +1,10 @@
 // outlineHypersections: each hypersection body becomes a function of the module and each of
-// its instances one `call` (see Sections.h).
+// its instances one `call` (see Sections.h); sectionCalledBodies: the bodies of a program
+// that has its calls already.
+#include "SectionUtil.h"
+
 #include "shardc/dataflow/Sections.h"
+#include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
@@ -118,21 +122,9 @@ std::vector<HypersectionBody> outlineHypersections(Function& f, const Target& t,
     const std::vector<Value*>& outside = io[members.front()].outside;
     for (size_t k = 0; k < outside.size(); ++k)
       map[outside[k]] = body->addArgument("in" + std::to_string(k), outside[k]->type(), kinds[k]);
-    for (int64_t j = 0; j < first.numOps; ++j) {
-      const Op& op = *ops[static_cast<size_t>(first.firstOp + j)];
-      std::vector<Value*> operands;
-      std::vector<TensorType> types;
-      for (Value* v : op.operands())
-        operands.push_back(map.at(v));
-      for (size_t r = 0; r < op.numResults(); ++r)
-        types.push_back(op.result(r)->type());
-      Op* copy =
-          body->insertOp(body->ops().end(), &op.def(), operands, types, op.attrs(), op.loc());
-      for (size_t r = 0; r < op.numResults(); ++r) {
-        copy->result(r)->setName(op.result(r)->name());
-        map[op.result(r)] = copy->result(r);
-      }
-    }
+    Builder copier(*body);
+    for (int64_t j = 0; j < first.numOps; ++j)
+      copier.clone(*ops[static_cast<size_t>(first.firstOp + j)], map);
     for (size_t r = 0; r < results.size(); ++r)
       body->addResult("out" + std::to_string(r),
                       map.at(ops[static_cast<size_t>(first.firstOp + results[r].first)]->result(
@@ -224,6 +216,48 @@ std::vector<HypersectionBody> outlineHypersections(Function& f, const Target& t,
         s.computeUnits = std::max(s.computeUnits, in.computeUnits);
       }
   sections = std::move(callerSections);
+  return bodies;
+}
+
+std::vector<HypersectionBody> sectionCalledBodies(const Function& f, const Target& t,
+                                                  const SectionOptions& o,
+                                                  std::vector<Section>& sections,
+                                                  const SectionLog& log) {
+  std::vector<HypersectionBody> bodies;
+  std::vector<int64_t> sectionOf = sectionOfOps(sections, static_cast<int64_t>(f.ops().size()));
+  std::vector<const Op*> ops;
+  for (const auto& op : f.ops())
+    ops.push_back(op.get());
+  SectionOptions own = o;
+  own.hypersections = false;
+  for (const HyperInstance& h : callInstances(f)) {
+    Section& at = sections[static_cast<size_t>(sectionOf[static_cast<size_t>(h.firstOp)])];
+    std::string callee = ops[static_cast<size_t>(h.firstOp)]->attrs().getString("callee");
+    if (h.body == static_cast<int64_t>(bodies.size())) {
+      Function* fn = f.module() ? f.module()->findFunction(callee) : nullptr;
+      if (!fn) throw Error("internal error: @" + callee + " is not a function of the module");
+      HypersectionBody b;
+      b.function = callee;
+      b.phase = at.phase;
+      // The body's phase is its calls': alone, a gradient body would read as forward.
+      b.sections = formSections(*fn, t, own, nullptr);
+      for (Section& s : b.sections)
+        s.phase = b.phase;
+      if (log) log("@" + callee + ": " + describeSections(b.sections));
+      bodies.push_back(std::move(b));
+    }
+    HypersectionBody& b = bodies[static_cast<size_t>(h.body)];
+    if (b.phase != at.phase)
+      throw Error("@" + callee + " is called in the " + std::string(phaseName(b.phase)) +
+                  " and the " + std::string(phaseName(at.phase)) +
+                  " phases; a hypersection body has one phase (compile without "
+                  "--enable-hypersection)");
+    ++b.instances;
+    for (const Section& in : b.sections) {
+      at.onChipBytes = std::max(at.onChipBytes, in.onChipBytes);
+      at.computeUnits = std::max(at.computeUnits, in.computeUnits);
+    }
+  }
   return bodies;
 }
 

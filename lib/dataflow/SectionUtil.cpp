@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -75,6 +76,25 @@ ProgramFigures::ProgramFigures(const Function& f, const Target& t) : phase(opPha
 
 bool ProgramFigures::communicates(int64_t op) const {
   return ops_[static_cast<size_t>(op)]->def().communicates;
+}
+
+bool ProgramFigures::callsFunction(int64_t op) const {
+  return ops_[static_cast<size_t>(op)]->def().callsFunction;
+}
+
+std::vector<HyperInstance> callInstances(const Function& f) {
+  std::map<std::string, int64_t> body;
+  std::vector<HyperInstance> out;
+  int64_t i = 0;
+  for (const auto& op : f.ops()) {
+    if (op->def().callsFunction) {
+      auto it = body.try_emplace(op->attrs().getString("callee"), static_cast<int64_t>(body.size()))
+                    .first;
+      out.push_back({it->second, i, 1});
+    }
+    ++i;
+  }
+  return out;
 }
 
 std::string ProgramFigures::describeOp(int64_t op) const {

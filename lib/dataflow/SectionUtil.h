@@ -32,6 +32,7 @@ public:
   std::vector<int64_t> units; // per op: compute units (0: computes nothing)
 
   bool communicates(int64_t op) const;
+  bool callsFunction(int64_t op) const;
   std::string describeOp(int64_t op) const;
   SectionFigures measure(int64_t begin, int64_t end) const;
   double seconds(const Target& t, const SectionFigures& fig) const;
@@ -72,6 +73,10 @@ private:
 std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phases,
                                      const std::vector<std::vector<int64_t>>& groups,
                                      bool forRepeats = false);
+
+// Every `call` of `f` as a one-op instance of its callee's body (bodies numbered by each
+// callee's first call in program order).
+std::vector<HyperInstance> callInstances(const Function& f);
 
 // Runs of ops repeated back to back within one phase of `f` (ordered by phase), found from
 // the left: at each op, the period of largest coverage among the distances to the next ops

@@ -120,10 +120,12 @@ std::vector<Section> formSections(Function& f, const Target& t, const SectionOpt
   }
   std::vector<int64_t> groupOf = scheduleByPhase(f, phases, groups, o.hypersections);
   ProgramFigures pf(f, t);
+  // A call's needs are its body's sections' (cut on their own).
+  std::vector<HyperInstance> calls = callInstances(f);
   for (int64_t i = 0; i < static_cast<int64_t>(pf.phase.size()); ++i)
-    requireAlone(pf, t, o, i);
+    if (!pf.callsFunction(i)) requireAlone(pf, t, o, i);
   std::vector<HyperInstance> found;
-  if (o.hypersections) found = findRepeats(f, pf.phase, log);
+  if (o.hypersections && calls.empty()) found = findRepeats(f, pf.phase, log);
   auto cut = [&](int64_t begin, int64_t end, std::vector<Section>& into) {
     if (o.level != 3) return cutByGroups(pf, groupOf, rules, begin, end, into);
     for (int64_t b = begin; b < end;) { // one phase at a time
@@ -138,7 +140,7 @@ std::vector<Section> formSections(Function& f, const Target& t, const SectionOpt
   std::vector<Section> out;
   std::map<int64_t, std::vector<Section>> bodyCuts; // relative to the instance's first op
   int64_t n = static_cast<int64_t>(pf.phase.size()), at = 0;
-  for (const HyperInstance& h : found) {
+  for (const HyperInstance& h : calls.empty() ? found : calls) {
     cut(at, h.firstOp, out);
     auto [it, first] = bodyCuts.try_emplace(h.body);
     if (first) {

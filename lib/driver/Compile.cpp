@@ -26,6 +26,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -135,8 +136,7 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
                 ": the model carries mesh or sharding annotations, which compile does not read; "
                 "give the partitioning with --strategy FILE (or --data-parallel, "
                 "--tensor-parallel, --auto-partition) and remove them");
-  if (m.module->functions().size() != 1)
-    throw Error(o.model + ": a model in text IR must hold exactly one function");
+  // The model is the first function; the others are what it calls.
   if (o.batchSize) throw Error("-b/--batch-size is supported for ONNX models only");
   const Function& f = *m.module->functions()[0];
   // The initial values are made here: their bytes must exist before they are allocated.
@@ -163,6 +163,43 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
            std::to_string(o.seed) + ", its opt_state arguments with zeros (" +
            std::to_string(m.weightsMs) + " ms)");
   return m;
+}
+
+// A model that calls functions of its module keeps its calls where each called function can
+// be compiled once (--enable-hypersection, one device); elsewhere they are inlined: without
+// the flag the program is flat, and partitioning reads one function (after it, repeated runs
+// are found again). Calls inside called functions are inlined, and functions no call reaches
+// are dropped.
+void keepOrInlineCalls(const CompileOptions& o, Function& f, CompileLog& log) {
+  Module& m = *f.module();
+  if (m.functions().size() == 1) return;
+  for (const auto& g : m.functions())
+    if (g.get() != &f) inlineCalls(*g);
+  std::map<std::string, int64_t> calls;
+  for (const auto& op : f.ops())
+    if (op->def().callsFunction) ++calls[op->attrs().getString("callee")];
+  std::vector<const Function*> uncalled;
+  for (const auto& g : m.functions())
+    if (g.get() != &f && !calls.count(g->name())) uncalled.push_back(g.get());
+  for (const Function* g : uncalled) {
+    log.line("@" + g->name() + " is not called by @" + f.name() + ": dropped");
+    m.eraseFunction(g);
+  }
+  if (calls.empty()) return;
+  std::string why;
+  if (!o.hypersections)
+    why = "without --enable-hypersection";
+  else if (o.partition.requested())
+    why = "for partitioning, which reads one function (repeated runs are found again after it)";
+  std::string shown;
+  for (const auto& [name, n] : calls)
+    shown += (shown.empty() ? "@" : ", @") + name + " x" + std::to_string(n);
+  if (why.empty()) {
+    log.line("calls kept as hypersection bodies: " + shown);
+    return;
+  }
+  inlineCalls(f);
+  log.line("calls inlined " + why + ": " + shown + "; " + std::to_string(f.ops().size()) + " ops");
 }
 
 // The section controls, checked before the model loads.
@@ -246,6 +283,12 @@ CompileResult compileModel(const CompileOptions& o) {
   Function& f = *m.module->functions()[0];
   log.line("loaded " + o.model + ": " + std::to_string(f.ops().size()) + " ops (" + elapsed() +
            ")");
+  keepOrInlineCalls(o, f, log);
+  // Every function of the module: the model and the bodies it calls.
+  auto forEachFunction = [&](const std::function<void(Function&)>& fn) {
+    for (const auto& g : m.module->functions())
+      fn(*g);
+  };
 
   int step = 0;
   auto dump = [&](const std::string& pass) {
@@ -258,7 +301,9 @@ CompileResult compileModel(const CompileOptions& o) {
   };
   dump("import");
   // Before the training step is built, so the backward pass uses gelu's own gradient.
-  if (raiseGelu(f)) {
+  bool raised = false;
+  forEachFunction([&](Function& g) { raised |= raiseGelu(g); });
+  if (raised) {
     log.line("pass raise-gelu: " + std::to_string(f.ops().size()) + " ops");
     ++step;
     dump("raise-gelu");
@@ -290,13 +335,14 @@ CompileResult compileModel(const CompileOptions& o) {
   for (const char* passName : {"canonicalize", "cse", "dce"}) {
     ++step;
     auto p0 = std::chrono::steady_clock::now();
-    bool changed = findPass(passName)->run(f);
+    bool changed = false;
+    forEachFunction([&](Function& g) { changed |= findPass(passName)->run(g); });
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
     log.line("pass " + std::string(passName) + ": " + (changed ? "changed" : "no change") + ", " +
              std::to_string(f.ops().size()) + " ops, " + std::to_string(ms) + " ms");
     DiagEngine diags(o.model);
-    if (!verifyFunction(f, diags))
+    if (!verifyModule(*m.module, diags))
       throw Error("internal error: IR invalid after " + std::string(passName) + ": " +
                   diags.format(diags.diagnostics()[0]));
     if (changed) dump(passName);
@@ -340,12 +386,17 @@ CompileResult compileModel(const CompileOptions& o) {
   // Then the sections, which order the ops by phase.
   std::vector<Section> programSections;
   std::vector<HyperInstance> instances;
+  std::vector<HypersectionBody> calledBodies; // the model's own calls, kept
   auto prepareForPlan = [&](Function& program) {
     using Pass = bool (*)(Function&);
     for (auto [name, pass] :
          {std::pair<const char*, Pass>{"fold-product-transposes", foldProductTransposes},
           std::pair<const char*, Pass>{"rematerialize", rematerialize}}) {
-      if (o.estimateOnly || !pass(program)) continue;
+      bool changed = false;
+      if (!o.estimateOnly)
+        for (const auto& g : program.module()->functions())
+          changed |= pass(*g);
+      if (!changed) continue;
       log.line(std::string("pass ") + name + ": " + std::to_string(program.ops().size()) + " ops");
       if (&program != &f) continue; // the debug dumps show the unpartitioned program
       ++step;
@@ -354,6 +405,9 @@ CompileResult compileModel(const CompileOptions& o) {
     auto s0 = std::chrono::steady_clock::now();
     programSections = formSections(
         program, target, sections, [&](const std::string& s) { log.line(s); }, &instances);
+    if (program.module()->functions().size() > 1 && instances.empty())
+      calledBodies = sectionCalledBodies(program, target, sections, programSections,
+                                         [&](const std::string& s) { log.line(s); });
     log.line("sections at -o" + std::to_string(sections.level) + " for " + target.name + " (" +
              std::to_string(
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0)
@@ -376,12 +430,22 @@ CompileResult compileModel(const CompileOptions& o) {
     auto model = makeAnalyticCostModel(target);
     auto e0 = std::chrono::steady_clock::now();
     std::optional<std::vector<int64_t>> groups = costGroups(target, prog, program.ops().size());
-    CostReport report = model->evaluate(program, mesh, groups ? &*groups : nullptr);
+    std::map<std::string, std::vector<int64_t>> bodyGroups;
+    for (const HypersectionBody& b : calledBodies)
+      if (groups)
+        bodyGroups[b.function] = sectionOfOps(
+            b.sections,
+            static_cast<int64_t>(program.module()->findFunction(b.function)->ops().size()));
+    CostReport report = model->evaluate(program, mesh, groups ? &*groups : nullptr, &bodyGroups);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
     if (!o.estimateOnly) {
       auto k0 = std::chrono::steady_clock::now();
-      for (HypersectionBody& b : outlineHypersections(program, target, instances, prog.sections)) {
+      std::vector<HypersectionBody> bodies =
+          outlineHypersections(program, target, instances, prog.sections);
+      for (HypersectionBody& b : calledBodies)
+        bodies.push_back(std::move(b));
+      for (HypersectionBody& b : bodies) {
         const Function& fn = *program.module()->findFunction(b.function);
         ExecPlan plan =
             buildPlan(fn, sectionOfOps(b.sections, static_cast<int64_t>(fn.ops().size())));

@@ -26,6 +26,37 @@ Op* Builder::tryCreate(std::string_view opName, std::vector<Value*> operands, At
                      loc_);
 }
 
+Op* Builder::call(const Function& callee, std::vector<Value*> operands) {
+  std::vector<TensorType> types;
+  for (const FuncResult& r : callee.results())
+    types.push_back(r.value->type());
+  AttrDict attrs;
+  attrs.set("callee", callee.name());
+  return f_.insertOp(pos_, OpRegistry::get().lookup("call"), std::move(operands), std::move(types),
+                     std::move(attrs), loc_);
+}
+
+Op* Builder::clone(const Op& op, std::unordered_map<const Value*, Value*>& map) {
+  std::vector<Value*> operands;
+  std::vector<TensorType> types;
+  for (Value* v : op.operands())
+    operands.push_back(map.at(v));
+  for (size_t r = 0; r < op.numResults(); ++r)
+    types.push_back(op.result(r)->type());
+  Op* copy =
+      f_.insertOp(pos_, &op.def(), std::move(operands), std::move(types), op.attrs(), op.loc());
+  for (size_t r = 0; r < op.numResults(); ++r) {
+    copy->result(r)->setName(op.result(r)->name());
+    map[op.result(r)] = copy->result(r);
+  }
+  return copy;
+}
+
+void Builder::cloneOps(const Function& from, std::unordered_map<const Value*, Value*>& map) {
+  for (const auto& op : from.ops())
+    clone(*op, map);
+}
+
 Op* Builder::create(std::string_view opName, std::vector<Value*> operands, AttrDict attrs) {
   std::string error;
   Op* op = tryCreate(opName, std::move(operands), std::move(attrs), error);

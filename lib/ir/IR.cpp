@@ -134,6 +134,10 @@ const Function* Module::callee(const Op& call) const {
   return a && a->kind() == AttrKind::String ? findFunction(a->asString()) : nullptr;
 }
 
+void Module::eraseFunction(const Function* f) {
+  std::erase_if(funcs_, [&](const std::unique_ptr<Function>& g) { return g.get() == f; });
+}
+
 Function* Module::findFunction(std::string_view name) const {
   for (auto& f : funcs_)
     if (f->name() == name) return f.get();

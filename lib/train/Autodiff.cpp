@@ -5,21 +5,69 @@
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
 namespace shardc {
+namespace {
 
-std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<Value*>& wrt) {
+// A call of a split function: its backward's call, from the forward call's operands,
+// residuals and the cotangents of its results (zeros where none flows).
+void callGradients(Builder& b, const Op& call, const std::vector<Value*>& resultGrads,
+                   const CallVjps* calls, const std::function<void(size_t, Value*)>& add) {
+  const std::string& callee = call.attrs().getString("callee");
+  auto it = calls ? calls->find(callee) : CallVjps::const_iterator{};
+  if (!calls || it == calls->end())
+    throw Error("a gradient must flow through the call of @" + callee +
+                ", which was not differentiated");
+  const CallVjp& vjp = it->second;
+  const Function* backward = call.parent()->module()->findFunction(vjp.backward);
+  std::vector<Value*> operands(call.operands().begin(), call.operands().end());
+  for (size_t r : vjp.residualResults)
+    operands.push_back(call.result(r));
+  for (size_t r : vjp.cotangents) {
+    Value* g = resultGrads[r];
+    if (!g) {
+      const TensorType& t = call.result(r)->type();
+      Value* zero = b.value(
+          "constant", {},
+          {{"value", TensorRef(std::make_shared<Tensor>(Tensor(TensorType{t.dtype, {}})))}});
+      g = t.rank() == 0 ? zero : b.value("broadcast", {zero}, {{"shape", t.shape}});
+    }
+    operands.push_back(g);
+  }
+  Op* bwd = b.call(*backward, std::move(operands));
+  for (size_t k = 0; k < vjp.gradOperands.size(); ++k)
+    add(vjp.gradOperands[k], bwd->result(k));
+}
+
+} // namespace
+
+std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<Value*>& wrt,
+                                   const CallVjps* calls) {
   if (loss->type().rank() != 0 || !isFloat(loss->type().dtype))
     throw Error("the loss must be a floating-point scalar, got " + loss->type().str());
+  Builder b(f);
+  Tensor one(loss->type());
+  one.setDouble(0, 1.0);
+  b.setLoc(loss->definingOp() ? loss->definingOp()->loc() : Loc{});
+  Value* seed =
+      b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(one)))}});
+  return buildVjp(f, {{loss, seed}}, wrt, calls);
+}
+
+std::vector<Value*> buildVjp(Function& f, const std::vector<std::pair<Value*, Value*>>& seeds,
+                             const std::vector<Value*>& wrt, const CallVjps* calls) {
   std::vector<Op*> forward;
   for (auto& op : f.ops())
     forward.push_back(op.get());
 
-  // Values that depend on some w (forward) and that the loss depends on (backward): only
+  // Values that depend on some w (forward) and that a seed depends on (backward): only
   // ops in both sets need a gradient rule.
-  std::unordered_set<const Value*> dependsOnWrt(wrt.begin(), wrt.end()), feedsLoss{loss};
+  std::unordered_set<const Value*> dependsOnWrt(wrt.begin(), wrt.end()), feedsLoss;
+  for (const auto& [v, g] : seeds)
+    feedsLoss.insert(v);
   for (Op* op : forward) {
     bool any = false;
     for (Value* v : op->operands())
@@ -46,13 +94,8 @@ std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<V
     auto [it, fresh] = grads.emplace(v, g);
     if (!fresh) it->second = b.value("add", {it->second, g});
   };
-  {
-    Tensor one(loss->type());
-    one.setDouble(0, 1.0);
-    b.setLoc(loss->definingOp() ? loss->definingOp()->loc() : Loc{});
-    grads[loss] =
-        b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(one)))}});
-  }
+  for (const auto& [v, g] : seeds)
+    accumulate(v, g);
   for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
     Op* op = *it;
     std::vector<Value*> resultGrads;
@@ -66,12 +109,18 @@ std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<V
     for (Value* v : op->operands())
       needs |= active(v);
     if (!anyGrad || !needs) continue;
+    b.setLoc(op->loc());
+    if (op->def().callsFunction) {
+      callGradients(b, *op, resultGrads, calls, [&](size_t i, Value* g) {
+        if (active(op->operand(i))) accumulate(op->operand(i), g);
+      });
+      continue;
+    }
     if (!op->def().gradient) {
       std::string where = op->loc().line ? " at line " + std::to_string(op->loc().line) : "";
       throw Error("op '" + op->name() + "'" + where +
                   " has no gradient rule, but a gradient must flow through it to a parameter");
     }
-    b.setLoc(op->loc());
     std::vector<Value*> operandGrads = op->def().gradient(GradArgs{b, *op, resultGrads});
     for (size_t i = 0; i < op->numOperands(); ++i)
       if (operandGrads[i] && active(op->operand(i))) accumulate(op->operand(i), operandGrads[i]);

@@ -89,6 +89,24 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   require(o.epsilon > 0, "--eps must be a positive number", o.epsilon);
   if (o.nesterov && o.momentum == 0) throw Error("--nesterov needs a --momentum above 0");
   TrainStepInfo info;
+  std::vector<Value*> params;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    Value* a = f.argument(i);
+    if (a->argKind() != ArgKind::Param || !isFloat(a->type().dtype)) continue;
+    if (frozen(a->name(), o.freeze))
+      info.untrained.push_back(a->name());
+    else
+      params.push_back(a);
+  }
+  for (const auto& pattern : o.freeze) {
+    bool matches = false;
+    for (size_t i = 0; i < f.numArguments() && !matches; ++i)
+      matches =
+          f.argument(i)->argKind() == ArgKind::Param && frozen(f.argument(i)->name(), {pattern});
+    if (!matches) throw Error("--freeze '" + pattern + "' matches no parameter of the model");
+  }
+  // Before the outputs are read: it replaces the calls whose results they may be.
+  CallVjps calls = splitCallsForGradients(f, params);
   Builder b(f);
   Value* loss;
   // Results tied to arguments are the model's own state updates (running statistics, the
@@ -120,23 +138,7 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
         throw Error("the model already has an output named 'loss'; it cannot take --loss");
   }
 
-  std::vector<Value*> params;
-  for (size_t i = 0; i < f.numArguments(); ++i) {
-    Value* a = f.argument(i);
-    if (a->argKind() != ArgKind::Param || !isFloat(a->type().dtype)) continue;
-    if (frozen(a->name(), o.freeze))
-      info.untrained.push_back(a->name());
-    else
-      params.push_back(a);
-  }
-  for (const auto& pattern : o.freeze) {
-    bool matches = false;
-    for (size_t i = 0; i < f.numArguments() && !matches; ++i)
-      matches =
-          f.argument(i)->argKind() == ArgKind::Param && frozen(f.argument(i)->name(), {pattern});
-    if (!matches) throw Error("--freeze '" + pattern + "' matches no parameter of the model");
-  }
-  std::vector<Value*> grads = buildGradients(f, loss, params);
+  std::vector<Value*> grads = buildGradients(f, loss, params, &calls);
 
   std::vector<Update> paramUpdates, stateUpdates;
   Value* step = nullptr; // Adam's step count, shared by all parameters

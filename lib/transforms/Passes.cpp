@@ -5,6 +5,7 @@ namespace shardc {
 const std::vector<PassInfo>& allPasses() {
   static const std::vector<PassInfo> passes = {
       {"canonicalize", "fold constants and simplify identity and composed shape ops", canonicalize},
+      {"inline", "replace every call by its callee's ops", inlineCalls},
       {"dce", "remove ops whose results are unused", eliminateDeadCode},
       {"cse", "merge identical ops", eliminateCommonSubexpressions},
       {"raise-gelu", "replace GELU's tanh approximation spelled out in elementwise ops by gelu",

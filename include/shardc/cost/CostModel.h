@@ -74,9 +74,12 @@ public:
   virtual ~CostModel() = default;
   virtual const Target& target() const = 0;
   // One step of the per-device program `perDevice` on `mesh`; `groupOf` (one entry per op in
-  // program order, -1 for none) prices groups of ops as units.
-  virtual CostReport evaluate(const Function& perDevice, const Mesh& mesh,
-                              const std::vector<int64_t>* groupOf = nullptr) const = 0;
+  // program order, -1 for none) prices groups of ops as units. A `call` costs its callee's
+  // ops, grouped by `bodyGroupOf[callee]` where it has an entry.
+  virtual CostReport
+  evaluate(const Function& perDevice, const Mesh& mesh,
+           const std::vector<int64_t>* groupOf = nullptr,
+           const std::map<std::string, std::vector<int64_t>>* bodyGroupOf = nullptr) const = 0;
 };
 
 std::unique_ptr<CostModel> makeAnalyticCostModel(Target target);

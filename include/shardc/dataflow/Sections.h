@@ -102,6 +102,15 @@ std::vector<HypersectionBody> outlineHypersections(Function& f, const Target& t,
                                                    const std::vector<HyperInstance>& instances,
                                                    std::vector<Section>& sections);
 
+// The bodies of a program that calls functions of its module (a model written with them and
+// compiled with --enable-hypersection): each callee is one body, cut into sections on its own
+// with the phase of its calls (all must share one), in the numbering formSections gave the
+// calls' sections (`sections`, whose call sections take their bodies' largest on-chip needs).
+std::vector<HypersectionBody> sectionCalledBodies(const Function& f, const Target& t,
+                                                  const SectionOptions& o,
+                                                  std::vector<Section>& sections,
+                                                  const SectionLog& log);
+
 // Fills each section's inputs, outputs and resources from the ops it covers.
 void measureSections(const Function& f, const Target& t, std::vector<Section>& sections);
 

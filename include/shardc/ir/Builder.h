@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace shardc {
 
@@ -23,6 +24,15 @@ public:
                 std::string& error);
   // As tryCreate, for callers that guarantee valid input: failure is a compiler bug.
   Op* create(std::string_view opName, std::vector<Value*> operands, AttrDict attrs = {});
+  // A `call` of `callee` (a function of this function's module): its result types are the
+  // callee's results'.
+  Op* call(const Function& callee, std::vector<Value*> operands);
+  // Copies `op` at the insertion point, its operands read through `map`, and adds its
+  // results to `map`.
+  Op* clone(const Op& op, std::unordered_map<const Value*, Value*>& map);
+  // Copies every op of `from` at the insertion point (see clone); `map` must hold from's
+  // arguments.
+  void cloneOps(const Function& from, std::unordered_map<const Value*, Value*>& map);
   // Single-result shorthand.
   Value* value(std::string_view opName, std::vector<Value*> operands, AttrDict attrs = {}) {
     return create(opName, std::move(operands), std::move(attrs))->result(0);

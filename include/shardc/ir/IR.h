@@ -165,6 +165,8 @@ public:
   std::string filename; // for diagnostics; "<memory>" when built in code
   Function* addFunction(std::string name, Loc loc = {});
   Function* findFunction(std::string_view name) const;
+  // Removes a function no `call` names any more.
+  void eraseFunction(const Function* f);
   const std::vector<std::unique_ptr<Function>>& functions() const { return funcs_; }
   // The function a `call` op runs (its `callee` attribute), or null.
   const Function* callee(const Op& call) const;
