@@ -5,6 +5,8 @@
 #include "shardc/support/Error.h"
 #include "shardc/train/Autodiff.h"
 
+#include "Optimizer.h"
+
 #include <cmath>
 #include <fnmatch.h>
 
@@ -13,12 +15,6 @@
 
 namespace shardc {
 namespace {
-
-Value* scalarOf(Builder& b, DType t, double v) {
-  Tensor s(TensorType{t, {}});
-  s.setDouble(0, v);
-  return b.value("constant", {}, {{"value", TensorRef(std::make_shared<Tensor>(std::move(s)))}});
-}
 
 std::vector<int64_t> allAxes(int64_t rank) {
   std::vector<int64_t> axes;
@@ -141,39 +137,24 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   std::vector<Value*> grads = buildGradients(f, loss, params, &calls);
 
   std::vector<Update> paramUpdates, stateUpdates;
-  Value* step = nullptr; // Adam's step count, shared by all parameters
-  Value *biasStep = nullptr, *bc2Sqrt = nullptr;
   auto addState = [&](const std::string& name, const TensorType& t) {
     if (f.findArgument(name))
       throw Error("cannot add optimizer state '" + name + "': the name is taken");
     if (o.initialState) info.optimizerState[name] = Tensor(t);
     return f.addArgument(name, t, ArgKind::OptState);
   };
+  // Each parameter's state, and Adam's step count shared by all of them.
+  std::vector<std::vector<Value*>> states(params.size());
+  SharedTerms shared;
   for (size_t k = 0; k < params.size(); ++k) {
-    Value *p = params[k], *g = grads[k];
-    if (!g) {
+    Value* p = params[k];
+    if (!grads[k]) {
       info.untrained.push_back(p->name() + " (no gradient path to the loss)");
       continue;
     }
     info.trained.push_back(p->name());
-    const TensorType& t = p->type();
-    auto c = [&](double v) { return scalarOf(b, t.dtype, v); };
-    auto mul = [&](Value* x, Value* y) { return b.value("mul", {x, y}); };
-    auto add = [&](Value* x, Value* y) { return b.value("add", {x, y}); };
-    auto sub = [&](Value* x, Value* y) { return b.value("sub", {x, y}); };
-    if (o.optimizer == "sgd") {
-      Value* d = o.weightDecay != 0 ? add(g, mul(p, c(o.weightDecay))) : g;
-      if (o.momentum != 0) {
-        Value* buf = addState(p->name() + ".momentum_buffer", t);
-        Value* newBuf = add(mul(buf, c(o.momentum)), d);
-        stateUpdates.push_back({buf, newBuf});
-        d = o.nesterov ? add(d, mul(newBuf, c(o.momentum))) : newBuf;
-      }
-      paramUpdates.push_back({p, sub(p, mul(d, c(o.learningRate)))});
-      continue;
-    }
-    if (!step) {
-      step = addState("step", TensorType{DType::F32, {}});
+    if (o.optimizer != "sgd" && !shared.biasStep) {
+      Value* step = addState("step", TensorType{DType::F32, {}});
       Value* next = b.value("add", {step, scalarOf(b, DType::F32, 1)});
       stateUpdates.push_back({step, next});
       // Bias corrections in double precision, as PyTorch computes them in Python floats.
@@ -182,23 +163,24 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
         return b.value("sub", {scalarOf(b, DType::F64, 1),
                                b.value("pow", {scalarOf(b, DType::F64, beta), s64})});
       };
-      biasStep =
+      DType t = p->type().dtype;
+      shared.biasStep =
           b.value("cast", {b.value("div", {scalarOf(b, DType::F64, o.learningRate), bc(o.beta1)})},
-                  {{"to", t.dtype}});
-      bc2Sqrt = b.value("cast", {b.value("sqrt", {bc(o.beta2)})}, {{"to", t.dtype}});
+                  {{"to", t}});
+      shared.bc2Sqrt = b.value("cast", {b.value("sqrt", {bc(o.beta2)})}, {{"to", t}});
     }
-    Value* base = p;
-    if (o.optimizer == "adamw" && o.weightDecay != 0)
-      base = mul(p, c(1 - o.learningRate * o.weightDecay));
-    if (o.optimizer == "adam" && o.weightDecay != 0) g = add(g, mul(p, c(o.weightDecay)));
-    Value* m = addState(p->name() + ".exp_avg", t);
-    Value* v = addState(p->name() + ".exp_avg_sq", t);
-    Value* m2 = add(mul(m, c(o.beta1)), mul(g, c(1 - o.beta1)));
-    Value* v2 = add(mul(v, c(o.beta2)), mul(mul(g, g), c(1 - o.beta2)));
-    stateUpdates.push_back({m, m2});
-    stateUpdates.push_back({v, v2});
-    Value* denom = add(b.value("div", {b.value("sqrt", {v2}), bc2Sqrt}), c(o.epsilon));
-    paramUpdates.push_back({p, sub(base, mul(b.value("div", {m2, denom}), biasStep))});
+    for (const std::string& suffix : stateSuffixes(o))
+      states[k].push_back(addState(p->name() + suffix, p->type()));
+  }
+  std::vector<std::optional<ParamUpdate>> updates =
+      updateInBodies(f, o, calls, params, grads, states, shared);
+  for (size_t k = 0; k < params.size(); ++k) {
+    if (!grads[k]) continue;
+    ParamUpdate u =
+        updates[k] ? *updates[k] : emitUpdate(b, o, params[k], grads[k], states[k], shared);
+    paramUpdates.push_back({params[k], u.param});
+    for (size_t q = 0; q < u.state.size(); ++q)
+      stateUpdates.push_back({states[k][q], u.state[q]});
   }
   if (info.trained.empty())
     throw Error("no parameter has a gradient path to the loss: nothing to train");
