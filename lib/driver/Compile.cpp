@@ -21,6 +21,7 @@
 #include "shardc/support/FileUtil.h"
 #include "shardc/support/HostMemory.h"
 #include "shardc/train/TrainStep.h"
+#include "shardc/transforms/OutlineBlocks.h"
 #include "shardc/transforms/Passes.h"
 
 #include <chrono>
@@ -31,6 +32,7 @@
 #include <map>
 #include <sstream>
 #include <unistd.h>
+#include <unordered_map>
 
 namespace shardc {
 namespace {
@@ -76,6 +78,7 @@ private:
 
 struct Model {
   std::unique_ptr<Module> module;
+  std::unordered_map<const Op*, std::string> origins; // see outlineBlocks
   std::map<std::string, TensorRef> weights;
   std::map<std::string, TensorRef> state; // opt_state the model brings (dropout's rng)
   double weightsMs = 0; // making the text IR's initial values, apart from compiling
@@ -112,6 +115,7 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
     m.module = std::move(im.module);
     m.weights = std::move(im.weights);
     m.state = std::move(im.state);
+    m.origins = std::move(im.opOrigins);
     if (!o.inference) {
       warnMergedInitializers(o, im.mergedInitializers, log);
       for (const auto& name : im.constantInitializers)
@@ -136,7 +140,14 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
                 ": the model carries mesh or sharding annotations, which compile does not read; "
                 "give the partitioning with --strategy FILE (or --data-parallel, "
                 "--tensor-parallel, --auto-partition) and remove them");
-  // The model is the first function; the others are what it calls.
+  // The model is the first function; the others are what it calls. Its ops come from where
+  // their first named results say.
+  for (const auto& op : m.module->functions()[0]->ops())
+    for (size_t r = 0; r < op->numResults(); ++r)
+      if (!op->result(r)->name().empty()) {
+        m.origins.emplace(op.get(), op->result(r)->name());
+        break;
+      }
   if (o.batchSize) throw Error("-b/--batch-size is supported for ONNX models only");
   const Function& f = *m.module->functions()[0];
   // The initial values are made here: their bytes must exist before they are allocated.
@@ -249,7 +260,9 @@ std::optional<std::vector<int64_t>> costGroups(const Target& t, const PefProgram
 
 } // namespace
 
-CompileResult compileModel(const CompileOptions& o) {
+CompileResult compileModel(const CompileOptions& given) {
+  CompileOptions o = given;
+  o.hypersections |= !o.hypersectionPattern.empty();
   if (!o.archFile.empty() && o.arch != "native")
     throw Error("--arch-file replaces --arch: give one of them");
   Target target =
@@ -283,6 +296,10 @@ CompileResult compileModel(const CompileOptions& o) {
   Function& f = *m.module->functions()[0];
   log.line("loaded " + o.model + ": " + std::to_string(f.ops().size()) + " ops (" + elapsed() +
            ")");
+  if (!o.hypersectionPattern.empty())
+    for (const std::string& line : outlineBlocks(f, m.origins, o.hypersectionPattern))
+      log.line(line);
+  m.origins.clear(); // ops change from here on
   keepOrInlineCalls(o, f, log);
   // Every function of the module: the model and the bodies it calls.
   auto forEachFunction = [&](const std::function<void(Function&)>& fn) {
@@ -570,10 +587,9 @@ CompileResult compileModel(const CompileOptions& o) {
            std::to_string(bytes.size()) + " bytes: program part " +
            std::to_string(static_cast<int64_t>(bytes.size()) - weightBytes) + ", weight data " +
            std::to_string(weightBytes) + ", written in " +
-           std::to_string(
-               copyMs +
-               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0)
-                   .count()) +
+           std::to_string(copyMs + std::chrono::duration<double, std::milli>(
+                                       std::chrono::steady_clock::now() - w0)
+                                       .count()) +
            " ms");
   for (const auto& [file, text] : artifacts)
     writeFileAtomic((dir / file).string(), text);

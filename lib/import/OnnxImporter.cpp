@@ -298,6 +298,7 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
       }
     }
     std::vector<Entry> outs;
+    Op* lastBefore = f->ops().empty() ? nullptr : f->ops().back().get();
     try {
       outs = table.at(node.op_type())(ctx);
       ctx.checkAllAttrsRead();
@@ -306,6 +307,10 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
       if (!fixedBatchNote.empty()) throw Error(std::string(e.what()) + fixedBatchNote);
       throw;
     }
+    if (!node.name().empty())
+      for (auto it = lastBefore ? std::next(f->position(lastBefore)) : f->ops().begin();
+           it != f->ops().end(); ++it)
+        result.opOrigins.insert_or_assign(it->get(), node.name());
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
       if (static_cast<size_t>(i) >= outs.size() ||
@@ -315,6 +320,12 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
     }
   }
   ctx.setNode(nullptr);
+  // Only ops still in @main (an address freed by an erased op may be reused).
+  std::unordered_map<const Op*, std::string> origins;
+  for (const auto& op : f->ops())
+    if (auto it = result.opOrigins.find(op.get()); it != result.opOrigins.end())
+      origins.emplace(op.get(), std::move(it->second));
+  result.opOrigins = std::move(origins);
   if (g.output_size() == 0) throw Error(path + ": the graph has no outputs");
   std::set<std::string> outputNames;
   for (const auto& vi : g.output()) {

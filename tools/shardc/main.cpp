@@ -32,6 +32,11 @@ struct SectionFlags {
     c->add_flag("--enable-hypersection", co.hypersections,
                 "compile repeated subgraphs (layers, their gradients and updates) once: each "
                 "becomes a body the program calls per instance");
+    c->add_option("--hypersection-pattern", co.hypersectionPattern,
+                  "PATTERN: the repeated blocks named by where their ops come from, N standing "
+                  "for the block index ('/h.N/' matches ONNX nodes '/h.0/...', '/h.1/...'; text "
+                  "IR value names otherwise): each distinct block is compiled once from the "
+                  "start; implies --enable-hypersection");
     c->add_option("--resources-scaling-factors", co.scalingFactors,
                   "F F F [F]: fractions in (0, 1] of a section's resources assumed for the "
                   "forward, backward and optimizer sections [and the gradient reduction's]")

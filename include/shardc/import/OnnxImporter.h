@@ -8,10 +8,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace shardc {
 class Module;
+class Op;
 
 // The random-number state of a model with training-mode dropout: an opt_state argument
 // i64[2] = [seed, step], starting at [0, 0], that the forward advances by one step per step
@@ -46,6 +48,9 @@ struct ImportedModel {
   // Float initializers imported as constants, not parameters, for holding an infinity or NaN
   // (attention-mask buffers), in file order.
   std::vector<std::string> constantInitializers;
+  // The name of the ONNX node each op of @main was imported for (the exporter's module
+  // scope, "/h.0/attn/MatMul"): what --hypersection-pattern matches.
+  std::unordered_map<const Op*, std::string> opOrigins;
   ImportedModel();
   ImportedModel(ImportedModel&&);
   ImportedModel& operator=(ImportedModel&&);
