@@ -142,6 +142,7 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
                 "--tensor-parallel, --auto-partition) and remove them");
   // The model is the first function; the others are what it calls. Its ops come from where
   // their first named results say.
+  if (m.module->functions().empty()) throw Error(o.model + ": the text IR holds no function");
   for (const auto& op : m.module->functions()[0]->ops())
     for (size_t r = 0; r < op->numResults(); ++r)
       if (!op->result(r)->name().empty()) {
@@ -179,23 +180,18 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
 // A model that calls functions of its module keeps its calls where each called function can
 // be compiled once (--enable-hypersection, one device); elsewhere they are inlined: without
 // the flag the program is flat, and partitioning reads one function (after it, repeated runs
-// are found again). Calls inside called functions are inlined, and functions no call reaches
-// are dropped.
+// are found again). A function the model does not call is an error. (A called function calls
+// nothing: the verifier checks it.)
 void keepOrInlineCalls(const CompileOptions& o, Function& f, CompileLog& log) {
   Module& m = *f.module();
   if (m.functions().size() == 1) return;
-  for (const auto& g : m.functions())
-    if (g.get() != &f) inlineCalls(*g);
   std::map<std::string, int64_t> calls;
   for (const auto& op : f.ops())
     if (op->def().callsFunction) ++calls[op->attrs().getString("callee")];
-  std::vector<const Function*> uncalled;
   for (const auto& g : m.functions())
-    if (g.get() != &f && !calls.count(g->name())) uncalled.push_back(g.get());
-  for (const Function* g : uncalled) {
-    log.line("@" + g->name() + " is not called by @" + f.name() + ": dropped");
-    m.eraseFunction(g);
-  }
+    if (g.get() != &f && !calls.count(g->name()))
+      throw Error(o.model + ": @" + g->name() + " is not called by @" + f.name() +
+                  " (the model is the first function; the others must be what it calls)");
   if (calls.empty()) return;
   std::string why;
   if (!o.hypersections)

@@ -24,7 +24,7 @@ const PassInfo* findPass(const std::string& name);
 bool canonicalize(Function& f);
 inline constexpr int64_t kFoldLimit = int64_t(1) << 20;
 // Replaces every `call` by a copy of its callee's ops, then removes from the module the
-// functions no call names any more.
+// callees no call names any more.
 bool inlineCalls(Function& f);
 // Removes ops whose results are unused (every op is free of side effects).
 bool eliminateDeadCode(Function& f);

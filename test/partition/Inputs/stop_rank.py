@@ -16,7 +16,7 @@ mpirun, shardc, pef, idx, targets, out = sys.argv[1:7]
 # millisecond, so 20,000 steps could end before the stop); a missed stop still ends below,
 # where the wait for the job is bounded and the job is killed.
 cmd = shlex.split(mpirun) + ["-np", "2", shardc, "run", "--pef", pef, "--input", f"idx={idx}",
-                             "--input", f"targets={targets}", "--steps", "100000000",
+                             "--input", f"targets={targets}", "--steps", "1000000",
                              "--collective-timeout", "2", "--output-dir", out]
 job = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
