@@ -1,3 +1,4 @@
+#include "CompilerMode.h"
 #include "CostJson.h"
 #include "Partition.h"
 #include "shardc/Version.h"
@@ -285,6 +286,7 @@ CompileResult compileModel(const CompileOptions& given) {
     checkWritable(logDir.string(), "--log-dir", true);
   }
   std::optional<FusionRules> rules;
+  checkCompilerMode(o.compilerMode);
   SectionOptions sections = sectionOptions(o, rules);
   std::optional<PartitionSetup> setup;
   if (o.partition.requested()) setup = preparePartition(o.partition);
@@ -292,6 +294,9 @@ CompileResult compileModel(const CompileOptions& given) {
   Function& f = *m.module->functions()[0];
   log.line("loaded " + o.model + ": " + std::to_string(f.ops().size()) + " ops (" + elapsed() +
            ")");
+  for (const std::string& line : applyCompilerMode(o, f, m.origins))
+    log.line(line);
+  sections.hypersections = o.hypersections;
   if (!o.hypersectionPattern.empty())
     for (const std::string& line : outlineBlocks(f, m.origins, o.hypersectionPattern))
       log.line(line);

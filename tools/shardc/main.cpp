@@ -32,6 +32,10 @@ struct SectionFlags {
     c->add_flag("--enable-hypersection", co.hypersections,
                 "compile repeated subgraphs (layers, their gradients and updates) once: each "
                 "becomes a body the program calls per instance");
+    c->add_option("--compiler-mode", co.compilerMode,
+                  "NAME: model-type heuristics: default (none) or nlp (transformers: finds the "
+                  "attention and MLP blocks, turns on hypersections and names the layers by "
+                  "their module scope; a model without attention compiles as default)");
     c->add_option("--hypersection-pattern", co.hypersectionPattern,
                   "PATTERN: the repeated blocks named by where their ops come from, N standing "
                   "for the block index ('/h.N/' matches ONNX nodes '/h.0/...', '/h.1/...'; text "

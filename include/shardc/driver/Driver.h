@@ -49,6 +49,7 @@ struct CompileOptions {
   int optLevel = 3;                     // -o0, -o1, -o3: how sections are formed
   bool hypersections = false;           // --enable-hypersection
   std::string hypersectionPattern;      // --hypersection-pattern (implies hypersections)
+  std::string compilerMode = "default"; // --compiler-mode
   std::string optimizationRules;        // -o1: a rules file (default: shardc's own)
   std::vector<double> scalingFactors;   // --resources-scaling-factors: 3 or 4 in (0, 1]
   bool estimateOnly = false;            // plan and estimate, write nothing (no weights needed)
