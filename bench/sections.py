@@ -3,13 +3,16 @@
 step) and a torchvision ResNet-18 (112x112, batch 8, one SGD step), compiled at -o0, -o1 and
 -o3: the section count, the compile time, the measured step time and peak memory on this
 machine (the compiled runtime, 2 threads), and the estimated step time on sn30, sn40l and
-h100 (the same level compiled for that target with --estimate-only).
+h100 (the same level compiled for that target with --estimate-only). Each level is compiled
+in every compiler mode of --modes (default, and nlp: transformer heuristics, which on the GPT
+turn its layers into hypersection bodies; a model without attention compiles as default).
 
 Step times are medians of --repeats runs, each the median of --steps steps timed inside the
 process; peak memory is the run's max RSS. The levels' runs interleave, so a noisy neighbour
 hits all alike.
 
   bench/sections.py [--build build] [--repeats 3] [--steps 5] [--cases gpt,resnet18]
+                    [--modes default,nlp]
 """
 import argparse
 import json
@@ -34,6 +37,7 @@ def main():
     ap.set_defaults(repeats=3)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--cases", default="gpt,resnet18")
+    ap.add_argument("--modes", default="default,nlp")
     a = ap.parse_args()
     shardc = os.path.join(a.build, "bin", "shardc")
     env = dict(os.environ)
@@ -42,7 +46,9 @@ def main():
     cases = [c for c in CASES if c.split("-")[0] in a.cases.split(",") and CASES[c][1]]
     exporter = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                              "compiled_vs_torch.py")]
-    print(f"{'model':<14}{'level':<6}{'sections':>9}{'compile s':>10}{'step s':>9}"
+    modes = a.modes.split(",")
+    variants = [(level, mode) for mode in modes for level in LEVELS]
+    print(f"{'model':<14}{'mode':<8}{'level':<6}{'sections':>9}{'compile s':>10}{'step s':>9}"
           f"{'peak MiB':>9}" + "".join(f"{t + ' est s':>12}" for t in TARGETS))
     with tempfile.TemporaryDirectory() as out:
         for case in cases:
@@ -52,37 +58,38 @@ def main():
             _, _, opt, _ = CASES[case]
             flags = ["--optimizer", opt, "--learning-rate", "0.001"]
             rows = {}
-            for level in LEVELS:
-                name = case + level
+            for level, mode in variants:
+                name = case + level + mode
+                vflags = [level, "--compiler-mode", mode] + flags
                 t0 = time.perf_counter()
                 subprocess.run([shardc, "compile", model, "--output-folder", out, "--pef-name",
-                                name, level] + flags, check=True, capture_output=True)
+                                name] + vflags, check=True, capture_output=True)
                 compile_s = time.perf_counter() - t0
                 pef = os.path.join(out, name, name + ".pef")
                 info = json.loads(subprocess.run([shardc, "inspect", "--json", pef], check=True,
                                                  capture_output=True, text=True).stdout)
                 est = {}
                 for t in TARGETS:
-                    o = subprocess.run([shardc, "compile", model, "--estimate-only", "--arch", t,
-                                        level] + flags, check=True, capture_output=True,
+                    o = subprocess.run([shardc, "compile", model, "--estimate-only", "--arch", t]
+                                       + vflags, check=True, capture_output=True,
                                        text=True).stdout
                     m = re.search(r"step ([0-9.]+) (s|ms|us)", o)
                     est[t] = float(m.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6}[m.group(2)]
-                rows[level] = {"sections": len(info["sections"]), "compile": compile_s,
+                rows[level, mode] = {"sections": len(info["sections"]), "compile": compile_s,
                                "est": est, "steps": [], "rss": []}
             for _ in range(a.repeats):
-                for level in LEVELS:
-                    name = case + level
+                for level, mode in variants:
+                    name = case + level + mode
                     pef = os.path.join(out, name, name + ".pef")
                     o, rss = max_rss_run([shardc, "run", "--pef", pef, "--steps",
                                           str(a.steps + 1), "--threads", "2", "--stats",
                                           "--output-dir", out] + files, env)
-                    rows[level]["steps"].append(
+                    rows[level, mode]["steps"].append(
                         float(re.search(r"median step ([0-9.]+) s", o).group(1)))
-                    rows[level]["rss"].append(rss)
-            for level in LEVELS:
-                r = rows[level]
-                print(f"{case:<14}{level:<6}{r['sections']:>9}{r['compile']:>10.2f}"
+                    rows[level, mode]["rss"].append(rss)
+            for level, mode in variants:
+                r = rows[level, mode]
+                print(f"{case:<14}{mode:<8}{level:<6}{r['sections']:>9}{r['compile']:>10.2f}"
                       f"{statistics.median(r['steps']):>9.4f}"
                       f"{statistics.median(r['rss']) / 2**20:>9.0f}" +
                       "".join(f"{r['est'][t]:>12.3g}" for t in TARGETS))
