@@ -6,6 +6,7 @@
 #include "shardc/support/Error.h"
 #include "shardc/train/Autodiff.h"
 
+#include <functional>
 #include <set>
 #include <unordered_set>
 
@@ -49,20 +50,56 @@ CallVjp split(Module& m, const Function& callee, const std::vector<size_t>& wrt,
     args.push_back(joint.argument(i));
   std::vector<Value*> grads = buildVjp(joint, seeds, args);
 
-  // Forward: the callee's ops, returning its results and then the residuals.
+  // The backward: the gradient ops the gradients need (rules also build operand gradients
+  // nobody reads).
   std::vector<const Op*> ops;
   for (const auto& op : joint.ops())
     ops.push_back(op.get());
-  std::unordered_set<const Op*> isForward(ops.begin(), ops.begin() + forwardOps);
+  std::unordered_set<const Op*> isForward(ops.begin(), ops.begin() + forwardOps), live;
+  std::vector<const Op*> work;
+  auto need = [&](const Value* v) {
+    const Op* d = v->definingOp();
+    if (d && !isForward.count(d) && live.insert(d).second) work.push_back(d);
+  };
+  for (Value* g : grads)
+    if (g) need(g);
+  while (!work.empty()) {
+    const Op* op = work.back();
+    work.pop_back();
+    for (const Value* v : op->operands())
+      need(v);
+  }
+  // What the backward reads of the forward: residuals the forward returns, except values
+  // cheaply made from arguments and constants alone (a weight's transpose, the mask's
+  // comparison), which the backward makes again rather than the forward storing them.
+  std::unordered_map<const Op*, bool> cheapMemo;
+  std::function<bool(const Op*)> cheap = [&](const Op* d) {
+    static const std::set<std::string> kinds = {"constant", "transpose", "reshape", "broadcast",
+                                                "compare",  "cast",      "slice"};
+    if (auto it = cheapMemo.find(d); it != cheapMemo.end()) return it->second;
+    bool ok = kinds.count(d->name()) > 0;
+    for (const Value* v : d->operands())
+      ok = ok && (v->isArgument() || cheap(v->definingOp()));
+    return cheapMemo[d] = ok;
+  };
   std::vector<Value*> residuals;
+  std::unordered_set<const Op*> remade;
   std::unordered_set<const Value*> seen;
-  auto readFromForward = [&](Value* v) {
-    if (v->definingOp() && isForward.count(v->definingOp()) && seen.insert(v).second)
+  std::function<void(Value*)> readFromForward = [&](Value* v) {
+    const Op* d = v->definingOp();
+    if (!d || !isForward.count(d) || !seen.insert(v).second) return;
+    if (!cheap(d)) {
       residuals.push_back(v);
+      return;
+    }
+    if (remade.insert(d).second)
+      for (Value* x : d->operands())
+        readFromForward(x);
   };
   for (size_t i = forwardOps; i < ops.size(); ++i)
-    for (Value* v : ops[i]->operands())
-      readFromForward(v);
+    if (live.count(ops[i]))
+      for (Value* v : ops[i]->operands())
+        readFromForward(v);
   for (Value* g : grads)
     if (g) readFromForward(g); // a gradient the forward computed already
 
@@ -97,8 +134,9 @@ CallVjp split(Module& m, const Function& callee, const std::vector<size_t>& wrt,
   }
   for (Value* c : cotangents)
     toBwd[c] = bwd->addArgument(c->name(), c->type(), ArgKind::Input);
-  for (size_t i = forwardOps; i < ops.size(); ++i)
-    bb.clone(*ops[i], toBwd);
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (i < forwardOps ? remade.count(ops[i]) > 0 : live.count(ops[i]) > 0)
+      bb.clone(*ops[i], toBwd);
   for (size_t k = 0; k < wrt.size(); ++k) {
     if (!grads[k]) continue;
     vjp.gradOperands.push_back(wrt[k]);
