@@ -32,6 +32,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -264,6 +265,13 @@ CompileResult compileModel(const CompileOptions& given) {
     throw Error("--arch-file replaces --arch: give one of them");
   Target target =
       o.archFile.empty() ? loadTarget(o.arch) : parseTarget(readFile(o.archFile), o.archFile);
+  for (auto [value, field, flag] :
+       {std::tuple{o.computeEfficiency, &target.computeEfficiency, "--cost-compute-efficiency"},
+        std::tuple{o.memoryEfficiency, &target.memoryEfficiency, "--cost-memory-efficiency"}}) {
+    if (!value) continue;
+    if (!(*value > 0 && *value <= 1)) throw Error(std::string(flag) + " must lie in (0, 1]");
+    *field = *value;
+  }
   std::string name = o.pefName.empty()
                          ? "shardc-" + utcNow("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid())
                          : o.pefName;

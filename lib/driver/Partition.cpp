@@ -10,6 +10,7 @@
 #include "shardc/support/FileUtil.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace shardc {
@@ -25,8 +26,10 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
   if (o.tensorParallel.empty() != (o.nChips == 0))
     throw Error("--tensor-parallel batch|weight and --n-chips N go together");
   if (o.worldSize < 0 || o.nChips < 0) throw Error("-ws and --n-chips must be positive");
-  if (!o.autoPartition && (!o.searchBudget.empty() || o.searchSeed || !o.searchMode.empty()))
-    throw Error("--search-budget, --search-seed and --search-mode go with --auto-partition");
+  if (!o.autoPartition && (!o.searchBudget.empty() || o.searchSeed || !o.searchMode.empty() ||
+                           o.searchExploration || o.searchRolloutContinue))
+    throw Error("--search-budget, --search-seed, --search-mode, --search-exploration and "
+                "--search-rollout-continue go with --auto-partition");
   if (o.autoPartition) {
     if (o.dataParallel || !o.tensorParallel.empty() || o.shardOptimizerState)
       throw Error("--auto-partition chooses the tactics itself; give --mesh AXIS=N,... (and "
@@ -75,6 +78,16 @@ SearchParams searchParams(const PartitionOptions& o) {
   if (!o.searchMode.empty() && o.searchMode != "joint" && o.searchMode != "per-axis")
     throw Error("--search-mode must be joint or per-axis, not '" + o.searchMode + "'");
   p.perAxis = o.searchMode == "per-axis";
+  if (o.searchExploration) {
+    if (!(*o.searchExploration >= 0 && *o.searchExploration <= 1e6))
+      throw Error("--search-exploration must lie in [0, 1e6]");
+    p.exploration = *o.searchExploration;
+  }
+  if (o.searchRolloutContinue) {
+    if (!(*o.searchRolloutContinue >= 0 && *o.searchRolloutContinue < 1))
+      throw Error("--search-rollout-continue must lie in [0, 1)");
+    p.rolloutContinue = *o.searchRolloutContinue;
+  }
   const std::string& b = o.searchBudget;
   if (b.empty()) return p;
   bool seconds = b.back() == 's';
@@ -123,6 +136,10 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
   }
   if (o.autoPartition) {
     auto model = makeAnalyticCostModel(target);
+    char params[120];
+    std::snprintf(params, sizeof params, "search parameters: exploration %g, rollout continue %g",
+                  setup.search.exploration, setup.search.rolloutContinue);
+    log(params);
     SearchResult r = searchPartition(f, p.plan, *model, setup.search);
     for (const std::string& line : r.reportLines())
       log(line);

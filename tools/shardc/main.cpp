@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <string_view>
 
 using namespace shardc;
 
@@ -125,6 +126,11 @@ std::vector<std::string> normalizeArgs(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   CLI::App app{"shardc: compile ML models into partitioned executables (PEF) and run them"};
+  // As in the seed compiler, --help lists the support options (for diagnosing the compiler)
+  // only together with --debug; an option in no group is hidden.
+  bool debugHelp = std::any_of(argv + 1, argv + argc,
+                               [](const char* a) { return std::string_view(a) == "--debug"; });
+  const std::string support = debugHelp ? "Support options (listed with --debug)" : "";
   app.set_version_flag("--version", std::string("shardc ") + kShardcVersion);
   app.require_subcommand(1);
 
@@ -167,7 +173,19 @@ int main(int argc, char** argv) {
                       "target file (YAML, as targets/*.yaml or `shardc calibrate` writes); "
                       "replaces --arch");
   compile->add_flag("--verbose", co.verbose, "log each pass with its time on stderr");
-  compile->add_flag("--debug", co.debug, "dump the IR after each pass that changed it, numbered");
+  compile->add_flag("--debug", co.debug,
+                    "dump the IR after each pass that changed it, numbered; with --help, also "
+                    "list the support options");
+  compile
+      ->add_option("--cost-compute-efficiency", co.computeEfficiency,
+                   "F in (0, 1]: the target's compute efficiency (fraction of peak FLOP/s), "
+                   "overriding its file")
+      ->group(support);
+  compile
+      ->add_option("--cost-memory-efficiency", co.memoryEfficiency,
+                   "F in (0, 1]: the target's memory efficiency (fraction of peak bandwidth), "
+                   "overriding its file")
+      ->group(support);
   compile->add_option("--log-dir", co.logDir,
                       "where the log and debug dumps go (default: the PEF's folder)");
   compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models")
@@ -202,6 +220,14 @@ int main(int argc, char** argv) {
                    "--auto-partition: seed of the tree search (default 0); same seed, same "
                    "plan")
       ->check(checkSeed);
+  compile
+      ->add_option("--search-exploration", po.searchExploration,
+                   "C >= 0: the tree search's UCT exploration constant (default 1)")
+      ->group(support);
+  compile
+      ->add_option("--search-rollout-continue", po.searchRolloutContinue,
+                   "P in [0, 1): chance of one more random action in a rollout (default 0.5)")
+      ->group(support);
   sectionFlags.add(compile, co);
 
   RunOptions ro;

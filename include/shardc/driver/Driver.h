@@ -24,10 +24,13 @@ struct PartitionOptions {
   std::string searchBudget;           // --search-budget N episodes or Ns seconds ("": the default)
   std::optional<uint64_t> searchSeed; // --search-seed
   std::string searchMode;             // --search-mode joint|per-axis ("": the default)
+  // Support options (listed by --help --debug): the tree search's UCT constant and rollout
+  // continuation probability.
+  std::optional<double> searchExploration, searchRolloutContinue;
   bool requested() const {
     return dataParallel || worldSize || !tensorParallel.empty() || nChips || !mesh.empty() ||
            !strategy.empty() || shardOptimizerState || autoPartition || !searchBudget.empty() ||
-           searchSeed || !searchMode.empty();
+           searchSeed || !searchMode.empty() || searchExploration || searchRolloutContinue;
   }
 };
 
@@ -42,6 +45,8 @@ struct CompileOptions {
   std::string archFile;           // --arch-file: a target file; --arch must then be native
   bool verbose = false;
   bool debug = false;
+  // Support options: the target's compute and memory efficiencies, overridden.
+  std::optional<double> computeEfficiency, memoryEfficiency;
   std::string logDir; // default: the PEF's folder
   uint64_t seed = 0;  // initial values of text-IR parameters
   TrainOptions train; // without --inference
