@@ -173,19 +173,19 @@ int main(int argc, char** argv) {
                       "target file (YAML, as targets/*.yaml or `shardc calibrate` writes); "
                       "replaces --arch");
   compile->add_flag("--verbose", co.verbose, "log each pass with its time on stderr");
+  // A support option: shown by --help only with --debug.
+  auto supportOption = [&](const char* name, auto& value, const char* help) {
+    compile->add_option(name, value, help)->group(support);
+  };
   compile->add_flag("--debug", co.debug,
                     "dump the IR after each pass that changed it, numbered; with --help, also "
                     "list the support options");
-  compile
-      ->add_option("--cost-compute-efficiency", co.computeEfficiency,
-                   "F in (0, 1]: the target's compute efficiency (fraction of peak FLOP/s), "
-                   "overriding its file")
-      ->group(support);
-  compile
-      ->add_option("--cost-memory-efficiency", co.memoryEfficiency,
-                   "F in (0, 1]: the target's memory efficiency (fraction of peak bandwidth), "
-                   "overriding its file")
-      ->group(support);
+  supportOption("--cost-compute-efficiency", co.computeEfficiency,
+                "F in (0, 1]: the target's compute efficiency (fraction of peak FLOP/s), "
+                "overriding its file");
+  supportOption("--cost-memory-efficiency", co.memoryEfficiency,
+                "F in (0, 1]: the target's memory efficiency (fraction of peak bandwidth), "
+                "overriding its file");
   compile->add_option("--log-dir", co.logDir,
                       "where the log and debug dumps go (default: the PEF's folder)");
   compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models")
@@ -220,14 +220,10 @@ int main(int argc, char** argv) {
                    "--auto-partition: seed of the tree search (default 0); same seed, same "
                    "plan")
       ->check(checkSeed);
-  compile
-      ->add_option("--search-exploration", po.searchExploration,
-                   "C >= 0: the tree search's UCT exploration constant (default 1)")
-      ->group(support);
-  compile
-      ->add_option("--search-rollout-continue", po.searchRolloutContinue,
-                   "P in [0, 1): chance of one more random action in a rollout (default 0.5)")
-      ->group(support);
+  supportOption("--search-exploration", po.searchExploration,
+                "C >= 0: the tree search's UCT exploration constant (default 1)");
+  supportOption("--search-rollout-continue", po.searchRolloutContinue,
+                "P in [0, 1): chance of one more random action in a rollout (default 0.5)");
   sectionFlags.add(compile, co);
 
   RunOptions ro;
