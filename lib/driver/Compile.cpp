@@ -145,12 +145,14 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
   // The model is the first function; the others are what it calls. Its ops come from where
   // their first named results say.
   if (m.module->functions().empty()) throw Error(o.model + ": the text IR holds no function");
-  for (const auto& op : m.module->functions()[0]->ops())
-    for (size_t r = 0; r < op->numResults(); ++r)
-      if (!op->result(r)->name().empty()) {
-        m.origins.emplace(op.get(), op->result(r)->name());
-        break;
-      }
+  // Read only by --hypersection-pattern and --compiler-mode.
+  if (!o.hypersectionPattern.empty() || o.compilerMode != "default")
+    for (const auto& op : m.module->functions()[0]->ops())
+      for (size_t r = 0; r < op->numResults(); ++r)
+        if (!op->result(r)->name().empty()) {
+          m.origins.emplace(op.get(), op->result(r)->name());
+          break;
+        }
   if (o.batchSize) throw Error("-b/--batch-size is supported for ONNX models only");
   const Function& f = *m.module->functions()[0];
   // The initial values are made here: their bytes must exist before they are allocated.

@@ -44,6 +44,20 @@ void callGradients(Builder& b, const Op& call, const std::vector<Value*>& result
 
 } // namespace
 
+std::unordered_set<const Value*> floatDependents(const Function& f,
+                                                 const std::vector<Value*>& from) {
+  std::unordered_set<const Value*> out(from.begin(), from.end());
+  for (const auto& op : f.ops()) {
+    bool any = false;
+    for (Value* v : op->operands())
+      any |= out.count(v) > 0;
+    if (any)
+      for (size_t i = 0; i < op->numResults(); ++i)
+        if (isFloat(op->result(i)->type().dtype)) out.insert(op->result(i));
+  }
+  return out;
+}
+
 std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<Value*>& wrt,
                                    const CallVjps* calls) {
   if (loss->type().rank() != 0 || !isFloat(loss->type().dtype))
@@ -65,17 +79,9 @@ std::vector<Value*> buildVjp(Function& f, const std::vector<std::pair<Value*, Va
 
   // Values that depend on some w (forward) and that a seed depends on (backward): only
   // ops in both sets need a gradient rule.
-  std::unordered_set<const Value*> dependsOnWrt(wrt.begin(), wrt.end()), feedsLoss;
+  std::unordered_set<const Value*> dependsOnWrt = floatDependents(f, wrt), feedsLoss;
   for (const auto& [v, g] : seeds)
     feedsLoss.insert(v);
-  for (Op* op : forward) {
-    bool any = false;
-    for (Value* v : op->operands())
-      any |= dependsOnWrt.count(v) > 0;
-    if (any)
-      for (size_t i = 0; i < op->numResults(); ++i)
-        if (isFloat(op->result(i)->type().dtype)) dependsOnWrt.insert(op->result(i));
-  }
   for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
     bool any = false;
     for (size_t i = 0; i < (*it)->numResults(); ++i)

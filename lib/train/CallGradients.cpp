@@ -150,17 +150,15 @@ CallVjp split(Module& m, const Function& callee, const std::vector<size_t>& wrt,
 CallVjps splitCallsForGradients(Function& f, const std::vector<Value*>& trained) {
   Module* m = f.module();
   // Values computed from a trained parameter: the operands a gradient may flow to.
-  std::unordered_set<const Value*> fromTrained(trained.begin(), trained.end());
+  std::unordered_set<const Value*> fromTrained = floatDependents(f, trained);
   std::vector<Op*> calls;
-  for (const auto& op : f.ops()) {
-    bool any = false;
-    for (Value* v : op->operands())
-      any |= fromTrained.count(v) > 0;
-    if (any)
-      for (size_t r = 0; r < op->numResults(); ++r)
-        if (isFloat(op->result(r)->type().dtype)) fromTrained.insert(op->result(r));
-    if (op->def().callsFunction && any) calls.push_back(op.get());
-  }
+  for (const auto& op : f.ops())
+    if (op->def().callsFunction)
+      for (Value* v : op->operands())
+        if (fromTrained.count(v)) {
+          calls.push_back(op.get());
+          break;
+        }
   // Per callee, the arguments some call passes a value computed from a trained parameter.
   std::map<std::string, std::set<size_t>> wrt;
   for (const Op* call : calls)

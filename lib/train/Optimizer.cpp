@@ -11,10 +11,9 @@
 namespace shardc {
 namespace {
 
-// One call whose parameters an update body may take: the parameters' indices in `params` at
-// the call's operand positions `positions`.
+// One call's parameters an update body may take: their indices in `params`, at the call's
+// operand positions `positions`.
 struct Instance {
-  Op* call;
   std::vector<size_t> positions, paramIndex;
 };
 
@@ -90,7 +89,7 @@ updateInBodies(Function& f, const TrainOptions& o, const CallVjps& calls,
   std::map<std::pair<std::string, std::vector<size_t>>, std::vector<Instance>> groups;
   for (const auto& op : f.ops()) {
     if (!op->def().callsFunction || !calls.count(op->attrs().getString("callee"))) continue;
-    Instance in{op.get(), {}, {}};
+    Instance in;
     for (size_t i = 0; i < op->numOperands(); ++i)
       if (auto it = indexOf.find(op->operand(i));
           it != indexOf.end() && aloneIn(op->operand(i), op.get())) {

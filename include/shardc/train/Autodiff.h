@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,10 @@ using CallVjps = std::map<std::string, CallVjp>; // by forward function
 // by dead-code elimination afterwards.
 std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<Value*>& wrt,
                                    const CallVjps* calls = nullptr);
+
+// The floating-point values of `f` computed from any of `from` (and those of `from`).
+std::unordered_set<const Value*> floatDependents(const Function& f,
+                                                 const std::vector<Value*>& from);
 
 // The vector-Jacobian product: as buildGradients, with the gradient of each seed's first
 // value given as its second (a cotangent) instead of a scalar loss's 1.
