@@ -1,15 +1,18 @@
+#include "Checkpoint.h"
+#include "Executor.h"
+#include "StepReporter.h"
+
 #include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/exec/CompiledFunction.h"
 #include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/IR.h"
 #include "shardc/pef/Pef.h"
-#include "shardc/runtime/Interpreter.h"
+#include "shardc/runtime/Dataset.h"
 #include "shardc/runtime/MpiCollectives.h"
 #include "shardc/runtime/Npy.h"
 #include "shardc/runtime/Npz.h"
 #include "shardc/runtime/ShardTensor.h"
-#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Digest.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
@@ -23,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <unistd.h>
 
 namespace shardc {
 namespace {
@@ -66,162 +70,6 @@ std::string fileNameFor(std::string name) {
     if (ch == '/' || ch == '\\') ch = '_';
   return name == "." || name == ".." ? "_" + name : name;
 }
-
-// Runs the program step by step on one device, on threads as devices, or as this MPI rank's
-// device, on whole arguments; returns whole outputs (on MPI rank 0 only). Each device runs
-// the PEF's executable plan on native kernels, or (--reference) the reference interpreter.
-class Executor {
-public:
-  // `opLimit` >= 0: only the ops before it run (the forward sections), arguments kept.
-  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads,
-           int64_t opLimit)
-      : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)), reference_(reference),
-        opLimit_(opLimit) {
-    for (size_t i = 0; i < f_.results().size(); ++i)
-      if (f_.results()[i].tiedArg < 0) untied_.push_back(i);
-    int64_t devices = 1;
-    if (l.partitioned()) {
-      int64_t n = l.mesh.numDevices();
-      if (mpi::launchedByMpi()) {
-        comm_ = std::make_unique<MpiCollectives>(l.mesh); // checks one device per rank
-        local_.push_back(shard(comm_->device()));
-      } else {
-        if (n > kMaxThreadDevices)
-          throw Error("the PEF's mesh " + l.mesh.str() + " has " + std::to_string(n) +
-                      " devices; one process simulates at most " +
-                      std::to_string(kMaxThreadDevices) + " (run it under mpirun -np " +
-                      std::to_string(n) + ")");
-        for (int64_t d = 0; d < n; ++d)
-          local_.push_back(shard(d));
-        devices = n;
-      }
-      whole_.clear(); // the devices hold their pieces now
-    }
-    if (reference_) return;
-    int perDevice = intraOpThreads(devices, threads);
-    size_t count = l.partitioned() ? local_.size() : 1;
-    for (size_t d = 0; d < count; ++d) {
-      std::vector<BodyPlan> bodies;
-      for (const PefBody& b : l.pef.programs[0].bodies)
-        bodies.push_back({l.module->findFunction(b.function), b.plan});
-      compiled_.push_back(std::make_unique<CompiledFunction>(f_, l.pef.programs[0].plan, perDevice,
-                                                             std::move(bodies)));
-    }
-  }
-
-  // One step; the whole value of every result that is not tied to an argument (empty
-  // tensors on MPI ranks other than 0), or nothing when `keep` is false.
-  std::vector<Tensor> step(bool keep) {
-    if (!l_.partitioned()) return runDevice(0, whole_, nullptr, keep);
-    if (comm_) {
-      std::vector<Tensor> results = runDevice(0, local_[0], comm_.get(), keep);
-      if (!keep) return {};
-      std::vector<Tensor> out;
-      for (size_t k = 0; k < untied_.size(); ++k)
-        out.push_back(gatherWhole(results[k], l_.resultShardings[untied_[k]]));
-      return out;
-    }
-    auto results = runOnDevices(l_.mesh, [&](Collectives& c) {
-      auto d = static_cast<size_t>(c.device());
-      return runDevice(d, local_[d], &c, keep);
-    });
-    std::vector<Tensor> out;
-    if (!keep) return out;
-    for (size_t k = 0; k < untied_.size(); ++k) {
-      std::vector<Tensor> pieces;
-      for (auto& r : results)
-        pieces.push_back(std::move(r[k]));
-      out.push_back(assemble(pieces, l_.resultShardings[untied_[k]], l_.mesh));
-    }
-    return out;
-  }
-
-  // The whole value of argument i now (on MPI rank 0 only).
-  Tensor argument(size_t i) {
-    if (!l_.partitioned()) return whole_[i];
-    if (comm_) return gatherWhole(local_[0][i], l_.argShardings[i]);
-    std::vector<Tensor> pieces;
-    for (const auto& dev : local_)
-      pieces.push_back(dev[i]);
-    return assemble(pieces, l_.argShardings[i], l_.mesh);
-  }
-
-  // The most bytes one device held at once, over all steps: arguments and live op results
-  // (the interpreter), or arguments, arena and constants (the compiled plan).
-  int64_t peakBytes() const { return peakBytes_; }
-  // Kernel seconds per op name (per kernel of the plan when compiled), over all steps and
-  // devices.
-  const std::map<std::string, double>& secondsByOp() const { return secondsByOp_; }
-  // Compiled runs: seconds per step of the plan (its label), over all steps and devices.
-  const std::map<std::string, double>& secondsByStep() const { return secondsByStep_; }
-  // Compiled runs: seconds per step of the plan by its index, over all steps and devices.
-  const std::vector<double>& secondsByStepIndex() const { return secondsByStepIndex_; }
-
-private:
-  // Device d's step on its arguments `args` (tied results replace their arguments); returns
-  // its untied results (the compiled runtime's are copied out only when they are kept).
-  std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm, bool keep) {
-    if (!reference_) {
-      ExecStats st;
-      const std::vector<Tensor>& results = compiled_[d]->run(args, comm, &st, opLimit_);
-      std::vector<Tensor> out;
-      if (keep) out = results;
-      std::lock_guard<std::mutex> lock(mu_);
-      peakBytes_ = std::max(peakBytes_, st.peakBytes);
-      for (const auto& [k, sec] : st.secondsByKernel)
-        secondsByOp_[k] += sec;
-      for (const auto& [k, sec] : st.secondsByStep)
-        secondsByStep_[k] += sec;
-      secondsByStepIndex_.resize(st.secondsByStepIndex.size(), 0);
-      for (size_t i = 0; i < st.secondsByStepIndex.size(); ++i)
-        secondsByStepIndex_[i] += st.secondsByStepIndex[i];
-      return out;
-    }
-    InterpreterStats st;
-    std::vector<Tensor> results = interpret(f_, args, comm, &st);
-    std::vector<Tensor> out;
-    for (size_t i = 0; i < results.size(); ++i) {
-      int64_t tied = f_.results()[i].tiedArg;
-      if (tied >= 0 && opLimit_ < 0)
-        args[static_cast<size_t>(tied)] = std::move(results[i]);
-      else if (tied >= 0)
-        continue; // an evaluation pass keeps the weights and state
-      else
-        out.push_back(std::move(results[i]));
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    peakBytes_ = std::max(peakBytes_, st.argumentBytes + st.peakResultBytes);
-    for (const auto& [op, sec] : st.secondsByOp)
-      secondsByOp_[op] += sec;
-    return out;
-  }
-
-  std::vector<Tensor> shard(int64_t device) const {
-    std::vector<Tensor> args;
-    for (size_t i = 0; i < whole_.size(); ++i)
-      args.push_back(shardOf(whole_[i], l_.argShardings[i], l_.mesh, device));
-    return args;
-  }
-
-  Tensor gatherWhole(const Tensor& local, const TensorSharding& s) {
-    std::vector<Tensor> pieces = mpi::gatherToRoot(local);
-    return pieces.empty() ? Tensor() : assemble(pieces, s, l_.mesh);
-  }
-
-  const LoadedPef& l_;
-  const Function& f_;
-  std::vector<Tensor> whole_;
-  bool reference_;
-  int64_t opLimit_;
-  std::vector<double> secondsByStepIndex_;
-  std::vector<size_t> untied_; // indices of the results that are not tied to an argument
-  std::vector<std::vector<Tensor>> local_;                  // per device (one under MPI)
-  std::vector<std::unique_ptr<CompiledFunction>> compiled_; // per device in this process
-  std::unique_ptr<MpiCollectives> comm_;
-  std::mutex mu_;
-  int64_t peakBytes_ = 0;
-  std::map<std::string, double> secondsByOp_, secondsByStep_;
-};
 
 // --measure-sections: each section's kernel seconds per step beside the section model's
 // estimate on the PEF's target.
@@ -273,17 +121,18 @@ void printSectionTimes(const LoadedPef& l, const std::vector<double>& byStep, in
   std::printf("\n");
 }
 
-// Under mpirun every rank reads its own files: a rank given another PEF, input, weights or
-// step count would compute something else, or wait in a collective the others never reach.
-void agreeAcrossRanks(const LoadedPef& l, const std::vector<Tensor>& args, const RunOptions& o) {
+// Under mpirun every rank reads its own files: a rank given another PEF, input, data,
+// weights or step count would compute something else, or wait in a collective the others
+// never reach.
+void agreeAcrossRanks(const LoadedPef& l, const std::vector<Tensor>& args, const RunOptions& o,
+                      const std::vector<std::pair<std::string, uint64_t>>& loop) {
   const Function& f = *l.entry;
   auto text = [](const std::string& s) { return digestBytes(s.data(), s.size()); };
-  std::vector<std::pair<std::string, uint64_t>> items = {
-      {"PEF (--pef)", l.pef.checksum},
-      {"step count (--steps)", static_cast<uint64_t>(o.steps)},
-      {"--reference", o.reference},
-      {"--sections", text(o.sections)},
-      {"--measure-sections", o.measureSections}};
+  std::vector<std::pair<std::string, uint64_t>> items = {{"PEF (--pef)", l.pef.checksum},
+                                                         {"--reference", o.reference},
+                                                         {"--sections", text(o.sections)},
+                                                         {"--measure-sections", o.measureSections}};
+  items.insert(items.end(), loop.begin(), loop.end());
   uint64_t state = 0;
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Tensor& t = args[i];
@@ -293,8 +142,78 @@ void agreeAcrossRanks(const LoadedPef& l, const std::vector<Tensor>& args, const
     else
       state = digestBytes(&d, sizeof d, state);
   }
-  items.emplace_back("parameters or state (the PEF's, --weights, --seed)", state);
+  items.emplace_back("parameters or state (the PEF's, --weights, --seed, --resume)", state);
   mpi::agree(items);
+}
+
+// Replaces every argument of `kind` (parameters, or the opt_state) by the tensors `loaded`
+// read from `source`: each must be one of the program's, of its type, and none may be
+// missing (a file that misses some would run with the PEF's values for them, silently
+// mixing two models).
+void replaceArguments(std::map<std::string, Tensor>& values, const Function& f, NamedTensors loaded,
+                      ArgKind kind, const std::string& source, const std::string& hint = "") {
+  const char* what = kind == ArgKind::Param ? "parameter" : "opt_state entry";
+  std::set<std::string> names;
+  for (auto& [name, t] : loaded) {
+    names.insert(name);
+    auto it = values.find(name);
+    const Value* a = f.findArgument(name);
+    if (it == values.end() || !a || a->argKind() != kind)
+      throw Error(source + ": '" + name + "' is not a" + (kind == ArgKind::Param ? " " : "n ") +
+                  what + " of this PEF");
+    if (t.type() != it->second.type())
+      throw Error(source + ": '" + name + "' is " + t.type().str() + ", the PEF expects " +
+                  it->second.type().str());
+    it->second = std::move(t);
+  }
+  std::string missing;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    const Value* a = f.argument(i);
+    if (a->argKind() == kind && !names.count(a->name()))
+      missing += (missing.empty() ? "'" : ", '") + a->name() + "'";
+  }
+  if (!missing.empty())
+    throw Error(source + ": lacks " + what + "(s) " + missing + " of this PEF" + hint);
+}
+
+// The learning rate the PEF was compiled with, from its recorded command line.
+double learningRateOf(const Pef& pef) {
+  double lr = TrainOptions{}.learningRate;
+  const std::vector<std::string>& args = pef.compileArgs;
+  for (size_t i = 0; i < args.size(); ++i)
+    for (const char* flag : {"--learning-rate", "--lr"}) {
+      std::string f = flag;
+      std::string v;
+      if (args[i] == f && i + 1 < args.size())
+        v = args[i + 1];
+      else if (args[i].rfind(f + "=", 0) == 0)
+        v = args[i].substr(f.size() + 1);
+      if (!v.empty()) lr = std::strtod(v.c_str(), nullptr);
+    }
+  return lr;
+}
+
+// The ops of a training PEF's forward sections: what --sections forward and evaluations run.
+int64_t forwardOpLimit(const LoadedPef& l, const std::string& why) {
+  const std::vector<Section>& sections = l.pef.programs[0].sections;
+  if (l.pef.mode != "training")
+    throw Error(why + " evaluates a training PEF; this one is " + l.pef.mode +
+                " (it runs only its forward pass anyway)");
+  if (sections.empty())
+    throw Error(l.pef.checksum ? "the PEF holds no sections (compiled by a shardc before "
+                                 "sections); recompile it"
+                               : "the PEF holds no sections");
+  int64_t opLimit = 0;
+  for (const Section& s : sections)
+    if (s.phase == Phase::Forward) opLimit = s.firstOp + s.numOps;
+  return opLimit;
+}
+
+NamedTensors argumentsOfKind(Executor& exec, const Function& f, ArgKind kind) {
+  NamedTensors out;
+  for (size_t i = 0; i < f.numArguments(); ++i)
+    if (f.argument(i)->argKind() == kind) out.emplace_back(f.argument(i)->name(), exec.argument(i));
+  return out;
 }
 
 } // namespace
@@ -302,45 +221,71 @@ void agreeAcrossRanks(const LoadedPef& l, const std::vector<Tensor>& args, const
 void runPef(const RunOptions& o) {
   LoadedPef l = loadPef(o.pef);
   bool training = l.pef.mode == "training";
-  if (o.steps < 1) throw Error("--steps must be at least 1");
+  bool root = !mpi::launchedByMpi() || mpi::worldRank() == 0;
+  bool overData = !o.data.empty();
+  if (o.steps < 0) throw Error("--steps must be at least 1");
+  if (o.epochs && !overData) throw Error("--epochs counts passes over --data; give --data too");
+  if ((o.shuffle || o.dataSeed) && !overData)
+    throw Error("--shuffle and --data-seed order the samples of --data; give --data too");
+  if (!o.evalData.empty() && !overData)
+    throw Error("--eval-data evaluates a run over --data; give --data too");
+  if (o.evalEvery && o.evalData.empty()) throw Error("--eval-every needs --eval-data");
+  if ((o.checkpointEvery || o.keep) && o.checkpointDir.empty())
+    throw Error("--checkpoint-every and --keep need --checkpoint-dir");
+  if (!training)
+    for (bool given : {overData, !o.checkpointDir.empty(), !o.resume.empty(), !o.metrics.empty()})
+      if (given)
+        throw Error("--data, --checkpoint-dir, --resume and --metrics are for training PEFs; "
+                    "this one is " +
+                    l.pef.mode);
   checkWritable(o.outputDir, "--output-dir", true);
   if (!o.saveWeights.empty()) checkWritable(o.saveWeights, "--save-weights", false);
   if (!o.saveState.empty()) checkWritable(o.saveState, "--save-state", false);
+  if (!o.metrics.empty()) checkWritable(o.metrics, "--metrics", false);
+  if (!o.checkpointDir.empty()) checkWritable(o.checkpointDir, "--checkpoint-dir", true);
   std::map<std::string, std::string> files = parseInputs(o, l.pef);
   const Function& f = *l.entry;
+
+  std::vector<DataInput> dataInputs;
+  for (const auto& in : l.pef.inputs)
+    dataInputs.push_back({in.name, in.type, in.indexBound});
+  std::unique_ptr<Dataset> data, evalData;
+  if (overData) {
+    data = std::make_unique<Dataset>(o.data, dataInputs, "--data");
+    for (const std::string& name : data->names())
+      if (files.count(name))
+        throw Error("input '" + name + "' is given by both --input and --data");
+  }
+  if (!o.evalData.empty()) {
+    evalData = std::make_unique<Dataset>(o.evalData, dataInputs, "--eval-data");
+    if (evalData->names() != data->names())
+      throw Error("--eval-data must feed the inputs --data feeds, no more and no fewer");
+  }
 
   std::map<std::string, Tensor> state;  // parameters and optimizer state, by name
   for (auto& [name, t] : l.pef.weights) // moved: the PEF's copy is not needed again
     state.emplace(name, std::move(t));
-  if (!o.weights.empty()) {
-    auto loaded = readNpz(o.weights);
-    std::set<std::string> names;
-    for (const auto& entry : loaded)
-      names.insert(entry.first);
-    for (auto& [name, t] : loaded) {
-      auto it = state.find(name);
-      const Value* a = f.findArgument(name);
-      if (it == state.end() || !a || a->argKind() != ArgKind::Param)
-        throw Error(o.weights + ": '" + name + "' is not a parameter of this PEF");
-      if (t.type() != it->second.type())
-        throw Error(o.weights + ": '" + name + "' is " + t.type().str() + ", the PEF expects " +
-                    it->second.type().str());
-      it->second = std::move(t);
-    }
-    // Every parameter or none: a file that misses some would run with the PEF's values for
-    // them, silently mixing two models.
-    std::string missing;
-    for (size_t i = 0; i < f.numArguments(); ++i) {
-      const Value* a = f.argument(i);
-      if (a->argKind() == ArgKind::Param && !names.count(a->name()))
-        missing += (missing.empty() ? "'" : ", '") + a->name() + "'";
-    }
-    if (!missing.empty())
-      throw Error(o.weights + ": lacks parameter(s) " + missing +
-                  " of this PEF (--weights replaces every parameter)");
+  if (!o.weights.empty())
+    replaceArguments(state, f, readNpz(o.weights), ArgKind::Param, o.weights,
+                     " (--weights replaces every parameter)");
+  RunProgress at;
+  if (!o.resume.empty()) {
+    if (!o.weights.empty()) throw Error("--resume restores the parameters; drop --weights");
+    Checkpoint c = readLatestCheckpoint(o.resume);
+    replaceArguments(state, f, std::move(c.params), ArgKind::Param, c.path + "/params.npz");
+    replaceArguments(state, f, std::move(c.state), ArgKind::OptState, c.path + "/state.npz");
+    at = c.progress;
+    if (overData && (at.shuffle != o.shuffle || at.dataSeed != o.dataSeed))
+      throw Error("--resume " + c.path + " was written by a run with " +
+                  (at.shuffle ? "--shuffle --data-seed " + std::to_string(at.dataSeed)
+                              : std::string("no --shuffle")) +
+                  "; resume with the same sample order");
+    if (root)
+      std::fprintf(stderr, "resuming from %s (step %lld)\n", c.path.c_str(),
+                   static_cast<long long>(at.step));
   }
 
-  if (auto rng = state.find(kRngStateName); rng != state.end() && o.seed)
+  if (auto rng = state.find(kRngStateName); rng != state.end() && o.seed && o.resume.empty())
     rng->second.setInt(0, *o.seed);
 
   std::map<std::string, TensorType> inputTypes; // whole types
@@ -350,6 +295,7 @@ void runPef(const RunOptions& o) {
     indexBounds[in.name] = in.indexBound;
   }
   std::vector<Tensor> args;
+  std::vector<std::pair<size_t, std::string>> fed; // argument index, input name (--data)
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
     if (a->argKind() != ArgKind::Input) {
@@ -357,10 +303,18 @@ void runPef(const RunOptions& o) {
       continue;
     }
     const TensorType& type = inputTypes.at(a->name());
+    if (data) {
+      std::vector<std::string> names = data->names();
+      if (std::find(names.begin(), names.end(), a->name()) != names.end()) {
+        fed.emplace_back(i, a->name());
+        args.emplace_back(type);
+        continue;
+      }
+    }
     auto it = files.find(a->name());
     if (it == files.end())
       throw Error("missing input '" + a->name() + "' (" + type.str() + "); pass --input " +
-                  a->name() + "=FILE.npy");
+                  a->name() + "=FILE.npy" + (data ? " or --data " + a->name() + "=FILE.npy" : ""));
     Tensor t = readNpy(it->second);
     if (t.type() != type)
       throw Error("input '" + a->name() + "' expects " + type.str() + ", " + it->second +
@@ -377,45 +331,139 @@ void runPef(const RunOptions& o) {
     args.push_back(std::move(t));
   }
 
+  // The steps: --steps on one batch, or over --data for --epochs (1 by default) or --steps,
+  // whichever ends first.
+  int64_t batch = data ? data->batchSize() : 0;
+  int64_t perEpoch = data ? data->batchesPerEpoch() : 0;
+  int64_t epochs = data && !o.epochs && !o.steps ? 1 : o.epochs;
+  int64_t total = o.steps ? o.steps : 1;
+  if (data && epochs) {
+    int64_t byEpochs = epochs * perEpoch;
+    total = o.steps ? std::min(o.steps, byEpochs) : byEpochs;
+  }
+  if (at.step >= total)
+    throw Error("--resume: the checkpoint is at step " + std::to_string(at.step) +
+                ", the run ends at step " + std::to_string(total) +
+                " (raise --steps or --epochs to train further)");
+  if (data && root) {
+    int64_t dropped = data->samples() - perEpoch * batch;
+    std::fprintf(stderr, "data: %lld samples, %lld batches of %lld per epoch%s",
+                 static_cast<long long>(data->samples()), static_cast<long long>(perEpoch),
+                 static_cast<long long>(batch), o.shuffle ? ", shuffled" : "");
+    if (dropped)
+      std::fprintf(stderr, "; the last %lld samples of each epoch's order are dropped",
+                   static_cast<long long>(dropped));
+    std::fprintf(stderr, "\n");
+  }
+  if (evalData && root && evalData->samples() % evalData->batchSize())
+    std::fprintf(stderr, "eval data: %lld samples; the last %lld are not evaluated\n",
+                 static_cast<long long>(evalData->samples()),
+                 static_cast<long long>(evalData->samples() % evalData->batchSize()));
+
   const std::vector<Section>& sections = l.pef.programs[0].sections;
   int64_t opLimit = -1;
   if (!o.sections.empty()) {
     if (o.sections != "forward")
       throw Error("--sections " + o.sections + ": the sections a run can run alone are forward");
-    if (!training)
-      throw Error("--sections forward evaluates a training PEF; this one is " + l.pef.mode +
-                  " (it runs only its forward pass anyway)");
-    if (sections.empty())
-      throw Error(o.pef +
-                  " holds no sections (compiled by a shardc before sections); recompile it");
-    opLimit = 0;
-    for (const Section& s : sections)
-      if (s.phase == Phase::Forward) opLimit = s.firstOp + s.numOps;
+    opLimit = forwardOpLimit(l, "--sections forward");
+    if (overData || !o.checkpointDir.empty() || !o.resume.empty())
+      throw Error("--sections forward is an evaluation pass; evaluate a run with --eval-data");
   }
+  int64_t evalLimit = evalData ? forwardOpLimit(l, "--eval-data") : -1;
   if (o.measureSections && o.reference)
     throw Error("--measure-sections times the compiled plan; it does not apply to --reference");
   if (o.measureSections && sections.empty())
     throw Error(o.pef + " holds no sections (compiled by a shardc before sections); recompile it");
   if (mpi::launchedByMpi()) {
     mpi::setCollectiveTimeout(o.collectiveTimeout);
-    agreeAcrossRanks(l, args, o);
+    auto text = [](const std::string& s) { return digestBytes(s.data(), s.size()); };
+    agreeAcrossRanks(l, args, o,
+                     {{"step count (--steps, --epochs, --resume)",
+                       static_cast<uint64_t>(total * 1000003 + at.step)},
+                      {"--data", data ? data->digest() : 0},
+                      {"--eval-data and --eval-every",
+                       (evalData ? evalData->digest() : 0) + static_cast<uint64_t>(o.evalEvery)},
+                      {"--shuffle and --data-seed", o.dataSeed * 2 + o.shuffle},
+                      {"--checkpoint-dir and --checkpoint-every",
+                       text(o.checkpointDir) + static_cast<uint64_t>(o.checkpointEvery)}});
   }
-  Executor exec(l, std::move(args), o.reference, o.threads, opLimit);
+  Executor exec(l, std::move(args), o.reference, o.threads);
+  StepReporter report(root ? o.metrics : "", !o.resume.empty(), at.step, total, epochs,
+                      learningRateOf(l.pef), root && (data || ::isatty(2) == 1) && training);
+
+  std::vector<int64_t> order;
+  int64_t orderEpoch = -1;
+  auto feed = [&](const Dataset& d, const std::vector<int64_t>& ord, int64_t first) {
+    std::map<std::string, Tensor> b = d.batch(ord, first);
+    for (const auto& [i, name] : fed)
+      exec.setInput(i, b.at(name));
+  };
+  auto evaluate = [&](int64_t step) {
+    std::vector<int64_t> ord = sampleOrder(evalData->samples(), false, 0, 0);
+    double sum = 0;
+    for (int64_t k = 0; k < evalData->batchesPerEpoch(); ++k) {
+      feed(*evalData, ord, k * evalData->batchSize());
+      std::vector<Tensor> outs = exec.step(true, evalLimit);
+      if (root) sum += outs[0].getDouble(0);
+    }
+    report.evaluation(step, at.epoch, sum / static_cast<double>(evalData->batchesPerEpoch()),
+                      evalData->batchesPerEpoch());
+  };
+  auto checkpoint = [&]() {
+    NamedTensors params = argumentsOfKind(exec, f, ArgKind::Param);
+    NamedTensors st = argumentsOfKind(exec, f, ArgKind::OptState);
+    if (!root) return;
+    RunProgress p = at;
+    p.shuffle = o.shuffle;
+    p.dataSeed = o.dataSeed;
+    p.batch = batch;
+    p.pef = l.pef.checksum;
+    p.arguments = o.commandLine;
+    writeCheckpoint(o.checkpointDir, p, params, st, o.keep);
+  };
+
   std::vector<std::vector<Tensor>> perStep;
   std::vector<double> seconds;
-  for (int64_t s = 0; s < o.steps; ++s) {
+  while (at.step < total) {
+    if (data) {
+      if (at.position + batch > data->samples()) {
+        ++at.epoch;
+        at.position = 0;
+      }
+      if (orderEpoch != at.epoch) {
+        order = sampleOrder(data->samples(), o.shuffle, o.dataSeed, at.epoch);
+        orderEpoch = at.epoch;
+      }
+      feed(*data, order, at.position);
+    }
     auto t0 = std::chrono::steady_clock::now();
-    // A training run stacks every step's outputs; an inference run keeps its last.
-    bool keep = training || s + 1 == o.steps;
-    std::vector<Tensor> outs = exec.step(keep);
-    if (keep) perStep.push_back(std::move(outs));
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    // A training run over one batch stacks every step's outputs; an inference run, or one
+    // over --data, keeps its last (the losses go to --metrics).
+    bool last = at.step + 1 == total;
+    bool keep = training || last;
+    std::vector<Tensor> outs = exec.step(keep, opLimit);
+    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    seconds.push_back(sec);
+    int64_t epochOfStep = at.epoch;
+    ++at.step;
+    at.position += batch;
+    if (training && root && opLimit < 0)
+      report.step(at.step, epochOfStep, outs[0].getDouble(0), data ? batch : 0, sec);
+    if (keep && (!data || last)) perStep.push_back(std::move(outs));
+    bool epochEnd = data && at.position + batch > data->samples();
+    if (evalData && (o.evalEvery ? at.step % o.evalEvery == 0 : epochEnd || at.step == total))
+      evaluate(at.step);
+    if (!o.checkpointDir.empty() &&
+        (at.step == total || (o.checkpointEvery && at.step % o.checkpointEvery == 0)))
+      checkpoint();
   }
-  if (o.stats && (!mpi::launchedByMpi() || mpi::worldRank() == 0)) {
+  report.finish();
+  int64_t stepsRun = static_cast<int64_t>(seconds.size());
+  if (o.stats && root) {
     std::vector<double> sorted = seconds;
     std::sort(sorted.begin(), sorted.end());
     std::printf("steps: %lld, median step %.6f s, first step %.6f s\n",
-                static_cast<long long>(seconds.size()), sorted[sorted.size() / 2], seconds[0]);
+                static_cast<long long>(stepsRun), sorted[sorted.size() / 2], seconds[0]);
     std::printf("peak bytes held per device: %lld\n", static_cast<long long>(exec.peakBytes()));
     std::vector<std::pair<double, std::string>> ops;
     for (const auto& [op, sec] : exec.secondsByOp())
@@ -424,7 +472,7 @@ void runPef(const RunOptions& o) {
     std::printf(o.reference ? "kernel seconds per step by op (summed over devices):"
                             : "kernel seconds per step by kernel (summed over devices):");
     for (const auto& [sec, op] : ops)
-      std::printf(" %s %.6f", op.c_str(), sec / static_cast<double>(o.steps));
+      std::printf(" %s %.6f", op.c_str(), sec / static_cast<double>(stepsRun));
     std::printf("\n");
     std::vector<std::pair<double, std::string>> steps;
     for (const auto& [label, sec] : exec.secondsByStep())
@@ -432,20 +480,14 @@ void runPef(const RunOptions& o) {
     std::sort(steps.rbegin(), steps.rend());
     if (!steps.empty()) std::printf("slowest kernels of the plan, seconds per step:\n");
     for (size_t i = 0; i < steps.size() && i < 12; ++i)
-      std::printf("  %.6f %s\n", steps[i].first / static_cast<double>(o.steps),
+      std::printf("  %.6f %s\n", steps[i].first / static_cast<double>(stepsRun),
                   steps[i].second.c_str());
   }
-  if (o.measureSections && (!mpi::launchedByMpi() || mpi::worldRank() == 0))
-    printSectionTimes(l, exec.secondsByStepIndex(), o.steps, opLimit);
-  std::vector<std::pair<std::string, Tensor>> params, stateAfter;
-  for (size_t i = 0; i < f.numArguments(); ++i) {
-    ArgKind kind = f.argument(i)->argKind();
-    if (kind == ArgKind::Param && !o.saveWeights.empty())
-      params.emplace_back(f.argument(i)->name(), exec.argument(i));
-    if (kind == ArgKind::OptState && !o.saveState.empty())
-      stateAfter.emplace_back(f.argument(i)->name(), exec.argument(i));
-  }
-  if (mpi::launchedByMpi() && mpi::worldRank() != 0) return; // rank 0 writes the files
+  if (o.measureSections && root) printSectionTimes(l, exec.secondsByStepIndex(), stepsRun, opLimit);
+  NamedTensors params, stateAfter;
+  if (!o.saveWeights.empty()) params = argumentsOfKind(exec, f, ArgKind::Param);
+  if (!o.saveState.empty()) stateAfter = argumentsOfKind(exec, f, ArgKind::OptState);
+  if (!root) return; // rank 0 writes the files
   std::filesystem::create_directories(o.outputDir);
   size_t k = 0;
   for (size_t i = 0; i < f.results().size(); ++i) {
@@ -455,7 +497,7 @@ void runPef(const RunOptions& o) {
       steps.push_back(std::move(st[k]));
     ++k;
     // An inference PEF repeats its forward pass on the same inputs: the outputs once.
-    Tensor out = training ? stack(steps) : steps.back();
+    Tensor out = training && !data ? stack(steps) : steps.back();
     writeNpy(
         (std::filesystem::path(o.outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string(),
         out);

@@ -150,8 +150,9 @@ private:
 
 } // namespace
 
-Tensor parseNpy(const std::string& bytes, const std::string& path) {
-  if (bytes.compare(0, 6, kMagic, 6) != 0) throw Error(path + ": not a .npy file (bad magic)");
+NpyHeader parseNpyHeader(std::string_view bytes, const std::string& path) {
+  if (bytes.substr(0, 6) != std::string_view(kMagic, 6))
+    throw Error(path + ": not a .npy file (bad magic)");
   if (bytes.size() < 10) throw Error(path + ": truncated .npy header");
   uint8_t major = static_cast<uint8_t>(bytes[6]);
   size_t headerLen, headerStart;
@@ -169,7 +170,7 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
     throw Error(path + ": unsupported .npy format version " + std::to_string(major));
   }
   if (headerLen > bytes.size() - headerStart) throw Error(path + ": truncated .npy header");
-  std::string header = bytes.substr(headerStart, headerLen);
+  std::string header(bytes.substr(headerStart, headerLen));
 
   Header h = HeaderReader(header, path).read();
   const std::string descr = "'" + h.descr + "'";
@@ -202,15 +203,23 @@ Tensor parseNpy(const std::string& bytes, const std::string& path) {
   if (!checkedNumel(shape)) throw Error(path + ": shape " + shapeText + " is too large");
   TensorType type{dtype, shape};
   size_t dataStart = headerStart + headerLen;
-  // Check the length before allocating: the header alone may claim terabytes.
+  // Check the length before anything allocates: the header alone may claim terabytes.
   if (bytes.size() - dataStart != static_cast<size_t>(type.bytes()))
     throw Error(path + ": expected " + std::to_string(type.bytes()) + " data bytes for " +
                 type.str() + ", file has " + std::to_string(bytes.size() - dataStart));
-  Tensor t(type);
-  if (t.byteSize()) std::memcpy(t.data(), bytes.data() + dataStart, t.byteSize());
-  if (dtype == DType::I1)
-    for (size_t i = 0; i < t.byteSize(); ++i)
-      if (t.data()[i] > 1) throw Error(path + ": bool array holds a byte other than 0 or 1");
+  return {type, dataStart};
+}
+
+void checkNpyBools(const uint8_t* data, size_t size, const std::string& path) {
+  for (size_t i = 0; i < size; ++i)
+    if (data[i] > 1) throw Error(path + ": bool array holds a byte other than 0 or 1");
+}
+
+Tensor parseNpy(const std::string& bytes, const std::string& path) {
+  NpyHeader h = parseNpyHeader(bytes, path);
+  Tensor t(h.type);
+  if (t.byteSize()) std::memcpy(t.data(), bytes.data() + h.dataOffset, t.byteSize());
+  if (t.dtype() == DType::I1) checkNpyBools(t.data(), t.byteSize(), path);
   return t;
 }
 

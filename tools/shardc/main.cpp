@@ -237,9 +237,42 @@ int main(int argc, char** argv) {
   run->add_flag("--measure-sections", ro.measureSections,
                 "time every section and print it beside the cost model's estimate");
   run->add_option("--steps", ro.steps,
-                  "training: steps on the batch, outputs stacked along a new first axis; "
-                  "inference: the forward pass repeated (for timing), outputs written once")
+                  "training: steps on the --input batch, outputs stacked along a new first axis "
+                  "(with --data: the step the run ends at); inference: the forward pass "
+                  "repeated (for timing), outputs written once")
       ->check(kPositive);
+  run->add_option("--data", ro.data,
+                  "training: NAME=FILE.npy per model input, samples along the leading axis "
+                  "(memory-mapped), read in batches of the input's first dimension; the last "
+                  "step's outputs are written, each step's loss goes to --metrics")
+      ->allow_extra_args(false);
+  run->add_option("--epochs", ro.epochs, "passes over --data (default 1, or --steps alone)")
+      ->check(kPositive);
+  run->add_flag("--shuffle", ro.shuffle,
+                "each epoch visits --data in its own order (a Fisher-Yates shuffle seeded by "
+                "--data-seed and the epoch; the README gives the rule)");
+  run->add_option("--data-seed", ro.dataSeed, "seed of --shuffle's order (default 0)")
+      ->check(checkSeed);
+  run->add_option("--eval-data", ro.evalData,
+                  "NAME=FILE.npy held-out samples for the inputs --data feeds: the mean loss of "
+                  "the forward sections over them, weights and state untouched")
+      ->allow_extra_args(false);
+  run->add_option("--eval-every", ro.evalEvery,
+                  "steps between evaluations (default: at the end of each epoch)")
+      ->check(kPositive);
+  run->add_option("--metrics", ro.metrics,
+                  "FILE.jsonl: one JSON record per step (step, epoch, loss, lr, samples/s, wall "
+                  "time) and per evaluation; appended to with --resume");
+  run->add_option("--checkpoint-dir", ro.checkpointDir,
+                  "write checkpoints into DIR/step-N/ (params.npz, state.npz, progress.json), "
+                  "each atomically; one at the end of the run");
+  run->add_option("--checkpoint-every", ro.checkpointEvery, "steps between checkpoints")
+      ->check(kPositive);
+  run->add_option("--keep", ro.keep, "checkpoints kept, the latest ones (default: all)")
+      ->check(kPositive);
+  run->add_option("--resume", ro.resume,
+                  "DIR: continue from its latest checkpoint (parameters, optimizer state, data "
+                  "position) up to --steps or --epochs");
   run->add_option("--weights", ro.weights, "parameters from an .npz (as --save-weights writes)");
   run->add_option("--seed", ro.seed,
                   "seed of training-mode dropout's masks (default: the PEF's, 0); each step "
@@ -324,6 +357,8 @@ int main(int argc, char** argv) {
       std::cout << r.estimate << "\n";
     } else if (run->parsed()) {
       rejectEmptyValues(run);
+      for (int i = 0; i < argc; ++i)
+        ro.commandLine.push_back(argv[i]);
       runPef(ro);
     } else if (inspect->parsed()) {
       std::cout << (program ? pefProgram(inspectPath)

@@ -74,10 +74,22 @@ struct RunOptions {
   std::string pef;
   std::vector<std::string> inputs; // NAME=FILE.npy
   std::string outputDir = ".";
-  int64_t steps = 1;              // training PEFs: steps on the same batch
-  std::string weights;            // .npz overriding parameter values
-  std::optional<int64_t> seed;    // dropout's seed (the PEF's random-number state)
-  std::string saveWeights;        // .npz of the parameters after the run
+  int64_t steps = 0;                    // 0: one, or with `data` the epochs' steps
+  std::vector<std::string> data;        // --data NAME=FILE.npy: samples along the leading axis
+  int64_t epochs = 0;                   // passes over `data` (0: 1 unless `steps` is given)
+  bool shuffle = false;                 // each epoch in its own order (Dataset.h: sampleOrder)
+  uint64_t dataSeed = 0;                // seed of that order
+  std::vector<std::string> evalData;    // --eval-data NAME=FILE.npy: held-out samples
+  int64_t evalEvery = 0;                // steps between evaluations (0: at each epoch's end)
+  std::string metrics;                  // --metrics FILE.jsonl: one record per step and evaluation
+  std::string checkpointDir;            // where checkpoints go
+  int64_t checkpointEvery = 0;          // steps between checkpoints (0: only at the end)
+  int64_t keep = 0;                     // checkpoints kept (0: all)
+  std::string resume;                   // continue from the latest checkpoint in this folder
+  std::vector<std::string> commandLine; // recorded in checkpoints
+  std::string weights;                  // .npz overriding parameter values
+  std::optional<int64_t> seed;          // dropout's seed (the PEF's random-number state)
+  std::string saveWeights;              // .npz of the parameters after the run
   std::string saveState;          // .npz of the opt_state after the run (optimizer, model state)
   bool stats = false;             // print step times and the peak bytes each device held
   bool reference = false;         // run through the reference interpreter instead of the plan

@@ -1,0 +1,72 @@
+// Training data: .npy arrays with a leading sample axis, memory-mapped, read in batches.
+#pragma once
+
+#include "shardc/ir/Tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+// One .npy file mapped read-only: only the pages of the samples a batch reads are loaded.
+class MappedNpy {
+public:
+  explicit MappedNpy(const std::string& path); // throws shardc::Error naming the file
+  ~MappedNpy();
+  MappedNpy(const MappedNpy&) = delete;
+  MappedNpy& operator=(const MappedNpy&) = delete;
+  const std::string& path() const { return path_; }
+  const TensorType& type() const { return type_; }
+  // Bytes of the array's data (after the header).
+  const uint8_t* data() const { return base_ + offset_; }
+
+private:
+  std::string path_;
+  TensorType type_;
+  const uint8_t* base_ = nullptr;
+  size_t size_ = 0, offset_ = 0;
+};
+
+// The model input an array feeds: its name, whole-batch type, and for class labels the
+// bound their values must lie under (0: any).
+struct DataInput {
+  std::string name;
+  TensorType type;
+  int64_t indexBound = 0;
+};
+
+// NAME=FILE.npy arrays, one per model input, read as batches of the inputs' leading
+// dimension. Every array must hold the same number of samples, each of the input's dtype and
+// per-sample shape; class labels must lie in their bound. All is checked when constructed,
+// before any step runs. `option` names the flag in errors (--data, --eval-data).
+class Dataset {
+public:
+  Dataset(const std::vector<std::string>& specs, const std::vector<DataInput>& inputs,
+          const std::string& option);
+  ~Dataset();
+  int64_t samples() const { return samples_; }
+  int64_t batchSize() const { return batch_; }
+  int64_t batchesPerEpoch() const { return samples_ / batch_; }
+  // The input names the arrays feed.
+  std::vector<std::string> names() const;
+  // The batch of the samples order[first .. first + batchSize()), per input name.
+  std::map<std::string, Tensor> batch(const std::vector<int64_t>& order, int64_t first) const;
+  // A digest of every array's name, type and bytes (ranks check that they read the same).
+  uint64_t digest() const;
+
+private:
+  std::vector<std::pair<std::string, std::unique_ptr<MappedNpy>>> arrays_;
+  std::map<std::string, TensorType> types_;
+  int64_t samples_ = 0, batch_ = 0;
+};
+
+// The order epoch `epoch` visits `n` samples in: 0..n-1, or with `shuffle` a Fisher-Yates
+// shuffle of it driven by SplitMix64 seeded with seed + 0x9E3779B97F4A7C15 * (epoch + 1):
+// for i = n-1 down to 1, j = next() % (i + 1), swap(order[i], order[j]). The rule is
+// documented (README) so that other tools can replay the same order.
+std::vector<int64_t> sampleOrder(int64_t n, bool shuffle, uint64_t seed, int64_t epoch);
+
+} // namespace shardc

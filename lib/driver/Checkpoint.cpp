@@ -1,0 +1,150 @@
+#include "Checkpoint.h"
+
+#include "shardc/runtime/Npz.h"
+#include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
+
+namespace shardc {
+namespace fs = std::filesystem;
+namespace {
+
+const char kPrefix[] = "step-";
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\u%04x", c);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string progressJson(const RunProgress& p) {
+  std::string args;
+  for (const std::string& a : p.arguments)
+    args += (args.empty() ? "" : ", ") + quote(a);
+  char pef[32];
+  std::snprintf(pef, sizeof pef, "%016llx", static_cast<unsigned long long>(p.pef));
+  return "{\n  \"step\": " + std::to_string(p.step) + ",\n  \"epoch\": " + std::to_string(p.epoch) +
+         ",\n  \"position\": " + std::to_string(p.position) +
+         ",\n  \"batch\": " + std::to_string(p.batch) +
+         ",\n  \"shuffle\": " + (p.shuffle ? "true" : "false") +
+         ",\n  \"data_seed\": " + std::to_string(p.dataSeed) + ",\n  \"pef_checksum\": \"" + pef +
+         "\",\n  \"arguments\": [" + args + "]\n}\n";
+}
+
+// progress.json as progressJson writes it: the value after `"key": `, up to the next comma
+// or newline.
+std::string field(const std::string& text, const std::string& key, const std::string& file) {
+  size_t at = text.find("\"" + key + "\": ");
+  if (at == std::string::npos) throw Error(file + ": no \"" + key + "\" field");
+  at += key.size() + 4;
+  size_t end = text.find_first_of(",\n", at);
+  return text.substr(at, end - at);
+}
+
+uint64_t number(const std::string& text, const std::string& key, const std::string& file,
+                int base = 10) {
+  std::string v = field(text, key, file);
+  if (base == 16 && v.size() > 2) v = v.substr(1, v.size() - 2); // quoted
+  uint64_t out = 0;
+  auto r = std::from_chars(v.data(), v.data() + v.size(), out, base);
+  if (r.ec != std::errc() || r.ptr != v.data() + v.size())
+    throw Error(file + ": \"" + key + "\" is '" + v + "', not a non-negative integer");
+  return out;
+}
+
+// The step of a checkpoint folder's name, or -1 when it is not one.
+int64_t stepOf(const fs::path& p) {
+  std::string name = p.filename().string();
+  if (name.rfind(kPrefix, 0) != 0) return -1;
+  int64_t step = -1;
+  auto r = std::from_chars(name.data() + 5, name.data() + name.size(), step);
+  return r.ec == std::errc() && r.ptr == name.data() + name.size() ? step : -1;
+}
+
+std::vector<std::pair<int64_t, fs::path>> checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, fs::path>> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (int64_t s = stepOf(e.path()); s >= 0 && e.is_directory()) out.emplace_back(s, e.path());
+  if (ec) throw Error(dir + ": cannot list: " + ec.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+} // namespace
+
+void writeCheckpoint(const std::string& dir, const RunProgress& p, const NamedTensors& params,
+                     const NamedTensors& state, int64_t keep) {
+  char name[40];
+  std::snprintf(name, sizeof name, "%s%08lld", kPrefix, static_cast<long long>(p.step));
+  fs::path final = fs::path(dir) / name;
+  fs::path tmp = fs::path(dir) / (".tmp-" + std::string(name) + "-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directory(tmp, ec) || ec)
+    throw Error(dir + ": cannot create a checkpoint folder: " + ec.message());
+  try {
+    writeNpz((tmp / "params.npz").string(), params);
+    writeNpz((tmp / "state.npz").string(), state);
+    writeFileAtomic((tmp / "progress.json").string(), progressJson(p));
+    fs::remove_all(final, ec); // a rerun from an earlier checkpoint writes this step again
+    fs::rename(tmp, final);
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp, ec);
+    throw Error(final.string() + ": cannot write the checkpoint: " + e.code().message());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  if (keep <= 0) return;
+  auto all = checkpoints(dir);
+  for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i)
+    fs::remove_all(all[i].second, ec);
+}
+
+Checkpoint readLatestCheckpoint(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error("--resume " + dir + ": not a folder");
+  auto all = checkpoints(dir);
+  if (all.empty())
+    throw Error("--resume " + dir + ": holds no checkpoint (no " + kPrefix + "N folder)");
+  Checkpoint c;
+  c.path = all.back().second.string();
+  std::string file = c.path + "/progress.json";
+  std::string text = readFile(file);
+  RunProgress& p = c.progress;
+  p.step = static_cast<int64_t>(number(text, "step", file));
+  p.epoch = static_cast<int64_t>(number(text, "epoch", file));
+  p.position = static_cast<int64_t>(number(text, "position", file));
+  p.batch = static_cast<int64_t>(number(text, "batch", file));
+  p.dataSeed = number(text, "data_seed", file);
+  p.pef = number(text, "pef_checksum", file, 16);
+  std::string shuffle = field(text, "shuffle", file);
+  if (shuffle != "true" && shuffle != "false")
+    throw Error(file + ": \"shuffle\" is '" + shuffle + "', not true or false");
+  p.shuffle = shuffle == "true";
+  if (p.step != all.back().first)
+    throw Error(file + ": says step " + std::to_string(p.step) + ", its folder another");
+  c.params = readNpz(c.path + "/params.npz");
+  c.state = readNpz(c.path + "/state.npz");
+  return c;
+}
+
+} // namespace shardc

@@ -1,0 +1,147 @@
+#include "Executor.h"
+
+#include "shardc/driver/Driver.h"
+#include "shardc/ir/IR.h"
+#include "shardc/runtime/Interpreter.h"
+#include "shardc/runtime/ShardTensor.h"
+#include "shardc/runtime/ThreadCollectives.h"
+#include "shardc/support/Error.h"
+
+#include <algorithm>
+
+namespace shardc {
+
+Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads)
+    : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)), reference_(reference) {
+  for (size_t i = 0; i < f_.results().size(); ++i)
+    if (f_.results()[i].tiedArg < 0) untied_.push_back(i);
+  int64_t devices = 1;
+  if (l.partitioned()) {
+    int64_t n = l.mesh.numDevices();
+    if (mpi::launchedByMpi()) {
+      comm_ = std::make_unique<MpiCollectives>(l.mesh); // checks one device per rank
+      local_.push_back(shard(whole_, comm_->device()));
+    } else {
+      if (n > kMaxThreadDevices)
+        throw Error("the PEF's mesh " + l.mesh.str() + " has " + std::to_string(n) +
+                    " devices; one process simulates at most " + std::to_string(kMaxThreadDevices) +
+                    " (run it under mpirun -np " + std::to_string(n) + ")");
+      for (int64_t d = 0; d < n; ++d)
+        local_.push_back(shard(whole_, d));
+      devices = n;
+    }
+    whole_.clear(); // the devices hold their pieces now
+  }
+  if (reference_) return;
+  int perDevice = intraOpThreads(devices, threads);
+  size_t count = l.partitioned() ? local_.size() : 1;
+  for (size_t d = 0; d < count; ++d) {
+    std::vector<BodyPlan> bodies;
+    for (const PefBody& b : l.pef.programs[0].bodies)
+      bodies.push_back({l.module->findFunction(b.function), b.plan});
+    compiled_.push_back(std::make_unique<CompiledFunction>(f_, l.pef.programs[0].plan, perDevice,
+                                                           std::move(bodies)));
+  }
+}
+
+Executor::~Executor() = default;
+
+std::vector<Tensor> Executor::step(bool keep, int64_t opLimit) {
+  if (!l_.partitioned()) return runDevice(0, whole_, nullptr, keep, opLimit);
+  if (comm_) {
+    std::vector<Tensor> results = runDevice(0, local_[0], comm_.get(), keep, opLimit);
+    if (!keep) return {};
+    std::vector<Tensor> out;
+    for (size_t k = 0; k < untied_.size(); ++k)
+      out.push_back(gatherWhole(results[k], l_.resultShardings[untied_[k]]));
+    return out;
+  }
+  auto results = runOnDevices(l_.mesh, [&](Collectives& c) {
+    auto d = static_cast<size_t>(c.device());
+    return runDevice(d, local_[d], &c, keep, opLimit);
+  });
+  std::vector<Tensor> out;
+  if (!keep) return out;
+  for (size_t k = 0; k < untied_.size(); ++k) {
+    std::vector<Tensor> pieces;
+    for (auto& r : results)
+      pieces.push_back(std::move(r[k]));
+    out.push_back(assemble(pieces, l_.resultShardings[untied_[k]], l_.mesh));
+  }
+  return out;
+}
+
+void Executor::setInput(size_t i, const Tensor& whole) {
+  if (!l_.partitioned()) {
+    whole_[i] = whole;
+    return;
+  }
+  if (comm_) {
+    local_[0][i] = shardOf(whole, l_.argShardings[i], l_.mesh, comm_->device());
+    return;
+  }
+  for (size_t d = 0; d < local_.size(); ++d)
+    local_[d][i] = shardOf(whole, l_.argShardings[i], l_.mesh, static_cast<int64_t>(d));
+}
+
+Tensor Executor::argument(size_t i) {
+  if (!l_.partitioned()) return whole_[i];
+  if (comm_) return gatherWhole(local_[0][i], l_.argShardings[i]);
+  std::vector<Tensor> pieces;
+  for (const auto& dev : local_)
+    pieces.push_back(dev[i]);
+  return assemble(pieces, l_.argShardings[i], l_.mesh);
+}
+
+// Device d's step on its arguments `args` (tied results replace their arguments); returns
+// its untied results (the compiled runtime's are copied out only when they are kept).
+std::vector<Tensor> Executor::runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm,
+                                        bool keep, int64_t opLimit) {
+  if (!reference_) {
+    ExecStats st;
+    const std::vector<Tensor>& results = compiled_[d]->run(args, comm, &st, opLimit);
+    std::vector<Tensor> out;
+    if (keep) out = results;
+    std::lock_guard<std::mutex> lock(mu_);
+    peakBytes_ = std::max(peakBytes_, st.peakBytes);
+    for (const auto& [k, sec] : st.secondsByKernel)
+      secondsByOp_[k] += sec;
+    for (const auto& [k, sec] : st.secondsByStep)
+      secondsByStep_[k] += sec;
+    secondsByStepIndex_.resize(st.secondsByStepIndex.size(), 0);
+    for (size_t i = 0; i < st.secondsByStepIndex.size(); ++i)
+      secondsByStepIndex_[i] += st.secondsByStepIndex[i];
+    return out;
+  }
+  InterpreterStats st;
+  std::vector<Tensor> results = interpret(f_, args, comm, &st);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    int64_t tied = f_.results()[i].tiedArg;
+    if (tied >= 0 && opLimit < 0)
+      args[static_cast<size_t>(tied)] = std::move(results[i]);
+    else if (tied >= 0)
+      continue; // an evaluation pass keeps the weights and state
+    else
+      out.push_back(std::move(results[i]));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  peakBytes_ = std::max(peakBytes_, st.argumentBytes + st.peakResultBytes);
+  for (const auto& [op, sec] : st.secondsByOp)
+    secondsByOp_[op] += sec;
+  return out;
+}
+
+std::vector<Tensor> Executor::shard(const std::vector<Tensor>& whole, int64_t device) const {
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < whole.size(); ++i)
+    args.push_back(shardOf(whole[i], l_.argShardings[i], l_.mesh, device));
+  return args;
+}
+
+Tensor Executor::gatherWhole(const Tensor& local, const TensorSharding& s) {
+  std::vector<Tensor> pieces = mpi::gatherToRoot(local);
+  return pieces.empty() ? Tensor() : assemble(pieces, s, l_.mesh);
+}
+
+} // namespace shardc

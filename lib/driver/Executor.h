@@ -1,0 +1,67 @@
+// How `shardc run` steps a PEF's program: on one device, on threads as devices, or as this
+// MPI rank's device, on whole arguments.
+#pragma once
+
+#include "shardc/exec/CompiledFunction.h"
+#include "shardc/ir/Tensor.h"
+#include "shardc/pef/Pef.h"
+#include "shardc/runtime/MpiCollectives.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+// Runs the program step by step; returns whole outputs (on MPI rank 0 only). Each device
+// runs the PEF's executable plan on native kernels, or (`reference`) the reference
+// interpreter.
+class Executor {
+public:
+  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads);
+  ~Executor();
+
+  // One step; the whole value of every result that is not tied to an argument (empty
+  // tensors on MPI ranks other than 0), or nothing when `keep` is false. `opLimit` >= 0:
+  // only the ops before it run (the forward sections), the arguments kept.
+  std::vector<Tensor> step(bool keep, int64_t opLimit = -1);
+
+  // Replaces input argument i (a whole value of its type) for the next steps.
+  void setInput(size_t i, const Tensor& whole);
+  // The whole value of argument i now (on MPI rank 0 only).
+  Tensor argument(size_t i);
+
+  // The most bytes one device held at once, over all steps: arguments and live op results
+  // (the interpreter), or arguments, arena and constants (the compiled plan).
+  int64_t peakBytes() const { return peakBytes_; }
+  // Kernel seconds per op name (per kernel of the plan when compiled), over all steps and
+  // devices.
+  const std::map<std::string, double>& secondsByOp() const { return secondsByOp_; }
+  // Compiled runs: seconds per step of the plan (its label), over all steps and devices.
+  const std::map<std::string, double>& secondsByStep() const { return secondsByStep_; }
+  // Compiled runs: seconds per step of the plan by its index, over all steps and devices.
+  const std::vector<double>& secondsByStepIndex() const { return secondsByStepIndex_; }
+
+private:
+  std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm, bool keep,
+                                int64_t opLimit);
+  std::vector<Tensor> shard(const std::vector<Tensor>& whole, int64_t device) const;
+  Tensor gatherWhole(const Tensor& local, const TensorSharding& s);
+
+  const LoadedPef& l_;
+  const Function& f_;
+  std::vector<Tensor> whole_; // unpartitioned programs: the arguments
+  bool reference_;
+  std::vector<double> secondsByStepIndex_;
+  std::vector<size_t> untied_; // indices of the results that are not tied to an argument
+  std::vector<std::vector<Tensor>> local_;                  // per device (one under MPI)
+  std::vector<std::unique_ptr<CompiledFunction>> compiled_; // per device in this process
+  std::unique_ptr<MpiCollectives> comm_;
+  std::mutex mu_;
+  int64_t peakBytes_ = 0;
+  std::map<std::string, double> secondsByOp_, secondsByStep_;
+};
+
+} // namespace shardc
