@@ -97,7 +97,10 @@ void writeCheckpoint(const std::string& dir, const RunProgress& p, const NamedTe
   fs::path tmp = fs::path(dir) / (".tmp-" + std::string(name) + "-" + std::to_string(::getpid()));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  fs::remove_all(tmp, ec);
+  // What a killed run was writing: never a checkpoint, so not kept.
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(".tmp-" + std::string(kPrefix), 0) == 0)
+      fs::remove_all(e.path(), ec);
   if (!fs::create_directory(tmp, ec) || ec)
     throw Error(dir + ": cannot create a checkpoint folder: " + ec.message());
   try {

@@ -3,27 +3,18 @@
 #include "shardc/runtime/Npy.h"
 #include "shardc/support/Digest.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <set>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace shardc {
 
 MappedNpy::MappedNpy(const std::string& path) : path_(path) {
-  // Non-blocking and regular files only, as readFile: a FIFO or a device is refused.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": not a regular file");
-  }
-  size_ = static_cast<size_t>(st.st_size);
+  int fd = openRegularFile(path, size_);
   if (size_ == 0) {
     ::close(fd);
     throw Error(path + ": not a .npy file (empty)");

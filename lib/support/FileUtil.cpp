@@ -13,7 +13,7 @@
 
 namespace shardc {
 
-std::string readFile(const std::string& path) {
+int openRegularFile(const std::string& path, size_t& size) {
   // Non-blocking, so that a FIFO is refused below instead of waiting for a writer; only
   // regular files are read, so that a device such as /dev/zero cannot be read without end.
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -23,12 +23,19 @@ std::string readFile(const std::string& path) {
     ::close(fd);
     throw Error(path + ": not a regular file");
   }
+  size = static_cast<size_t>(st.st_size);
+  return fd;
+}
+
+std::string readFile(const std::string& path) {
+  size_t size = 0;
+  int fd = openRegularFile(path, size);
   std::string data;
   try {
-    data.resize(static_cast<size_t>(st.st_size));
+    data.resize(size);
   } catch (const std::exception&) {
     ::close(fd);
-    throw Error(path + ": too large to read (" + std::to_string(st.st_size) + " bytes)");
+    throw Error(path + ": too large to read (" + std::to_string(size) + " bytes)");
   }
   size_t got = 0;
   while (got < data.size()) {

@@ -2,6 +2,7 @@
 // failed or interrupted run never leaves a half-written output behind.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace shardc {
@@ -9,6 +10,9 @@ namespace shardc {
 // Reads a whole regular file (FIFOs, devices and directories are refused, so that no read
 // blocks or runs without end). Throws shardc::Error naming the path.
 std::string readFile(const std::string& path);
+// Opens a regular file for reading (as readFile, refusing FIFOs and devices); returns the
+// descriptor, to be closed by the caller, and sets `size`.
+int openRegularFile(const std::string& path, size_t& size);
 void writeFileAtomic(const std::string& path, const std::string& contents);
 // Throws shardc::Error (naming `what`, e.g. "--save-weights") unless `path` can be written
 // as a file (folder = false) or a folder, creating the folders above it: checked before a
