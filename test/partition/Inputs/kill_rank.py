@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_job import end_job, rank_pid  # noqa: E402
+from mpi_job import end_job, rank_pid, signal_and_wait  # noqa: E402
 
 mpirun, shardc, ckdir = sys.argv[1:4]
 cmd = shlex.split(mpirun) + ["-np", "2", shardc, "run"] + sys.argv[4:]
@@ -33,15 +33,7 @@ try:
     pid = rank_pid(job, 1)
     if not checkpoints() or pid is None:
         sys.exit("the run wrote no checkpoint or rank 1 is gone (did it end early?)")
-    os.kill(pid, signal.SIGKILL)
-    start = time.time()
-    try:
-        _, err = job.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        sys.exit("the job did not end within 60 s of the kill")
-    took = time.time() - start
-    sys.stderr.write(err)
-    print(f"ended after {took:.1f} s with exit {job.returncode}")
+    took = signal_and_wait(job, pid, signal.SIGKILL, "kill")
     print("checkpoints left:", " ".join(checkpoints()))
     sys.exit(0 if job.returncode != 0 and took < 30 else 1)
 finally:

@@ -1,6 +1,9 @@
 """Finding and ending the processes of an mpirun job (stop_rank.py, kill_rank.py)."""
 import os
 import signal
+import subprocess
+import sys
+import time
 
 
 def descendants(root):
@@ -39,3 +42,18 @@ def end_job(job):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def signal_and_wait(job, pid, sig, what):
+    """Sends `sig` to `pid` and waits up to 60 s for `job` to end; copies its stderr, prints
+    how long it took and returns the seconds."""
+    os.kill(pid, sig)
+    start = time.time()
+    try:
+        _, err = job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"the job did not end within 60 s of the {what}")
+    took = time.time() - start
+    sys.stderr.write(err)
+    print(f"ended after {took:.1f} s with exit {job.returncode}")
+    return took

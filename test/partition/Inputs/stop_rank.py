@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_job import end_job, rank_pid  # noqa: E402
+from mpi_job import end_job, rank_pid, signal_and_wait  # noqa: E402
 
 mpirun, shardc, pef, idx, targets, out = sys.argv[1:7]
 # Steps enough to outlast the stop by far (a compiled step of this model takes well under a
@@ -33,14 +33,7 @@ try:
     if pid is None:
         sys.exit("rank 1 never started")
     time.sleep(1.5)  # both ranks are stepping by now
-    os.kill(pid, signal.SIGSTOP)
-    start = time.time()
-    try:
-        _, err = job.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        sys.exit("the job did not end within 60 s of the stop")
-    sys.stderr.write(err)
-    print(f"ended after {time.time() - start:.1f} s with exit {job.returncode}")
+    signal_and_wait(job, pid, signal.SIGSTOP, "stop")
     sys.exit(0 if job.returncode != 0 else 1)
 finally:
     end_job(job)
