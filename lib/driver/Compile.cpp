@@ -539,7 +539,7 @@ CompileResult compileModel(const CompileOptions& given) {
     Partitioned part = partitionProgram(f, o.partition, *setup, target,
                                         [&](const std::string& s) { log.line(s); });
     Function& local = *part.program.module->functions()[0];
-    for (const char* passName : {"cse", "dce"})
+    for (const char* passName : {"localize-constants", "cse", "dce"})
       findPass(passName)->run(local);
     prepareForPlan(local);
     for (const MeshAxis& a : part.plan.mesh().axes())

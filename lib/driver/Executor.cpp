@@ -46,13 +46,13 @@ Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool refer
 
 Executor::~Executor() = default;
 
-std::vector<Tensor> Executor::step(bool keep, int64_t opLimit) {
+std::vector<Tensor> Executor::step(size_t keep, int64_t opLimit) {
+  keep = std::min(keep, untied_.size());
   if (!l_.partitioned()) return runDevice(0, whole_, nullptr, keep, opLimit);
   if (comm_) {
     std::vector<Tensor> results = runDevice(0, local_[0], comm_.get(), keep, opLimit);
-    if (!keep) return {};
     std::vector<Tensor> out;
-    for (size_t k = 0; k < untied_.size(); ++k)
+    for (size_t k = 0; k < keep; ++k)
       out.push_back(gatherWhole(results[k], l_.resultShardings[untied_[k]]));
     return out;
   }
@@ -61,8 +61,7 @@ std::vector<Tensor> Executor::step(bool keep, int64_t opLimit) {
     return runDevice(d, local_[d], &c, keep, opLimit);
   });
   std::vector<Tensor> out;
-  if (!keep) return out;
-  for (size_t k = 0; k < untied_.size(); ++k) {
+  for (size_t k = 0; k < keep; ++k) {
     std::vector<Tensor> pieces;
     for (auto& r : results)
       pieces.push_back(std::move(r[k]));
@@ -96,12 +95,11 @@ Tensor Executor::argument(size_t i) {
 // Device d's step on its arguments `args` (tied results replace their arguments); returns
 // its untied results (the compiled runtime's are copied out only when they are kept).
 std::vector<Tensor> Executor::runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm,
-                                        bool keep, int64_t opLimit) {
+                                        size_t keep, int64_t opLimit) {
   if (!reference_) {
     ExecStats st;
     const std::vector<Tensor>& results = compiled_[d]->run(args, comm, &st, opLimit);
-    std::vector<Tensor> out;
-    if (keep) out = results;
+    std::vector<Tensor> out(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(keep));
     std::lock_guard<std::mutex> lock(mu_);
     peakBytes_ = std::max(peakBytes_, st.peakBytes);
     for (const auto& [k, sec] : st.secondsByKernel)
@@ -122,7 +120,7 @@ std::vector<Tensor> Executor::runDevice(size_t d, std::vector<Tensor>& args, Col
       args[static_cast<size_t>(tied)] = std::move(results[i]);
     else if (tied >= 0)
       continue; // an evaluation pass keeps the weights and state
-    else
+    else if (out.size() < keep)
       out.push_back(std::move(results[i]));
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -23,10 +23,11 @@ public:
   Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads);
   ~Executor();
 
-  // One step; the whole value of every result that is not tied to an argument (empty
-  // tensors on MPI ranks other than 0), or nothing when `keep` is false. `opLimit` >= 0:
-  // only the ops before it run (the forward sections), the arguments kept.
-  std::vector<Tensor> step(bool keep, int64_t opLimit = -1);
+  // One step; the whole value of the first `keep` results that are not tied to an argument
+  // (all of them with kAll; empty tensors on MPI ranks other than 0). `opLimit` >= 0: only
+  // the ops before it run (the forward sections), the arguments kept.
+  static constexpr size_t kAll = static_cast<size_t>(-1);
+  std::vector<Tensor> step(size_t keep, int64_t opLimit = -1);
 
   // Replaces input argument i (a whole value of its type) for the next steps.
   void setInput(size_t i, const Tensor& whole);
@@ -45,7 +46,7 @@ public:
   const std::vector<double>& secondsByStepIndex() const { return secondsByStepIndex_; }
 
 private:
-  std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm, bool keep,
+  std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm, size_t keep,
                                 int64_t opLimit);
   std::vector<Tensor> shard(const std::vector<Tensor>& whole, int64_t device) const;
   Tensor gatherWhole(const Tensor& local, const TensorSharding& s);

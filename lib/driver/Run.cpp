@@ -403,7 +403,7 @@ void runPef(const RunOptions& o) {
     double sum = 0;
     for (int64_t k = 0; k < evalData->batchesPerEpoch(); ++k) {
       feed(*evalData, ord, k * evalData->batchSize());
-      std::vector<Tensor> outs = exec.step(true, evalLimit);
+      std::vector<Tensor> outs = exec.step(1, evalLimit); // the loss
       if (root) sum += outs[0].getDouble(0);
     }
     report.evaluation(step, at.epoch, sum / static_cast<double>(evalData->batchesPerEpoch()),
@@ -438,9 +438,9 @@ void runPef(const RunOptions& o) {
     }
     auto t0 = std::chrono::steady_clock::now();
     // A training run over one batch stacks every step's outputs; an inference run, or one
-    // over --data, keeps its last (the losses go to --metrics).
+    // over --data, keeps its last (and each step's loss, for --metrics).
     bool last = at.step + 1 == total;
-    bool keep = training || last;
+    size_t keep = last || (training && !data) ? Executor::kAll : training ? 1 : 0;
     std::vector<Tensor> outs = exec.step(keep, opLimit);
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     seconds.push_back(sec);
@@ -449,7 +449,7 @@ void runPef(const RunOptions& o) {
     at.position += batch;
     if (training && root && opLimit < 0)
       report.step(at.step, epochOfStep, outs[0].getDouble(0), data ? batch : 0, sec);
-    if (keep && (!data || last)) perStep.push_back(std::move(outs));
+    if (last || (training && !data)) perStep.push_back(std::move(outs));
     bool epochEnd = data && at.position + batch > data->samples();
     if (evalData && (o.evalEvery ? at.step % o.evalEvery == 0 : epochEnd || at.step == total))
       evaluate(at.step);

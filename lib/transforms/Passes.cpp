@@ -18,6 +18,10 @@ const std::vector<PassInfo>& allPasses() {
        "recompute large elementwise values made from iotas and much smaller operands in each "
        "reader instead of storing them",
        rematerialize},
+      {"localize-constants",
+       "make a device's piece of an iota or an all-equal constant directly instead of slicing "
+       "the whole one",
+       localizeConstants},
   };
   return passes;
 }
