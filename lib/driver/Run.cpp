@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -334,11 +335,17 @@ void runPef(const RunOptions& o) {
   // The steps: --steps on one batch, or over --data for --epochs (1 by default) or --steps,
   // whichever ends first.
   int64_t batch = data ? data->batchSize() : 0;
+  // Samples per step, for samples/s: the batch, or without --data the first input's.
+  int64_t stepSamples = batch;
+  if (!data && !l.pef.inputs.empty() && l.pef.inputs[0].type.rank() > 0)
+    stepSamples = l.pef.inputs[0].type.shape[0];
   int64_t perEpoch = data ? data->batchesPerEpoch() : 0;
   int64_t epochs = data && !o.epochs && !o.steps ? 1 : o.epochs;
   int64_t total = o.steps ? o.steps : 1;
   if (data && epochs) {
-    int64_t byEpochs = epochs * perEpoch;
+    int64_t byEpochs = epochs > std::numeric_limits<int64_t>::max() / perEpoch
+                           ? std::numeric_limits<int64_t>::max()
+                           : epochs * perEpoch;
     total = o.steps ? std::min(o.steps, byEpochs) : byEpochs;
   }
   if (at.step >= total)
@@ -379,7 +386,7 @@ void runPef(const RunOptions& o) {
     auto text = [](const std::string& s) { return digestBytes(s.data(), s.size()); };
     agreeAcrossRanks(l, args, o,
                      {{"step count (--steps, --epochs, --resume)",
-                       static_cast<uint64_t>(total * 1000003 + at.step)},
+                       static_cast<uint64_t>(total) * 1000003u + static_cast<uint64_t>(at.step)},
                       {"--data", data ? data->digest() : 0},
                       {"--eval-data and --eval-every",
                        (evalData ? evalData->digest() : 0) + static_cast<uint64_t>(o.evalEvery)},
@@ -448,7 +455,7 @@ void runPef(const RunOptions& o) {
     ++at.step;
     at.position += batch;
     if (training && root && opLimit < 0)
-      report.step(at.step, epochOfStep, outs[0].getDouble(0), data ? batch : 0, sec);
+      report.step(at.step, epochOfStep, outs[0].getDouble(0), stepSamples, sec);
     if (last || (training && !data)) perStep.push_back(std::move(outs));
     bool epochEnd = data && at.position + batch > data->samples();
     if (evalData && (o.evalEvery ? at.step % o.evalEvery == 0 : epochEnd || at.step == total))

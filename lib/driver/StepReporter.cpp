@@ -2,6 +2,7 @@
 
 #include "shardc/support/Error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -22,6 +23,7 @@ std::string jsonNumber(double v) {
 }
 
 std::string duration(double seconds) {
+  if (!(seconds < 1e9)) return "a very long time"; // a run of --epochs beyond any end
   auto s = static_cast<long long>(seconds + 0.5);
   char buf[32];
   std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
@@ -36,7 +38,7 @@ StepReporter::StepReporter(const std::string& metricsPath, bool append, int64_t 
       lr_(learningRate), progress_(progress), terminal_(::isatty(2) == 1),
       start_(std::chrono::steady_clock::now()) {
   // About 20 plain lines per run when stderr is not a terminal.
-  every_ = std::max<int64_t>(1, (total_ - first_ + 19) / 20);
+  every_ = std::max<int64_t>(1, (total_ - first_) / 20);
   if (metricsPath.empty()) return;
   metrics_ = std::fopen(metricsPath.c_str(), append ? "a" : "w");
   if (!metrics_) throw Error("--metrics " + metricsPath + ": cannot open: " + std::strerror(errno));
