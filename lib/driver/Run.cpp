@@ -272,6 +272,9 @@ void runPef(const RunOptions& o) {
   RunProgress at;
   if (!o.resume.empty()) {
     if (!o.weights.empty()) throw Error("--resume restores the parameters; drop --weights");
+    if (o.seed)
+      throw Error("--resume restores dropout's random-number state from the checkpoint; drop "
+                  "--seed");
     Checkpoint c = readLatestCheckpoint(o.resume);
     replaceArguments(state, f, std::move(c.params), ArgKind::Param, c.path + "/params.npz");
     replaceArguments(state, f, std::move(c.state), ArgKind::OptState, c.path + "/state.npz");
@@ -286,7 +289,7 @@ void runPef(const RunOptions& o) {
                    static_cast<long long>(at.step));
   }
 
-  if (auto rng = state.find(kRngStateName); rng != state.end() && o.seed && o.resume.empty())
+  if (auto rng = state.find(kRngStateName); rng != state.end() && o.seed)
     rng->second.setInt(0, *o.seed);
 
   std::map<std::string, TensorType> inputTypes; // whole types

@@ -243,8 +243,9 @@ int main(int argc, char** argv) {
       ->check(kPositive);
   run->add_option("--data", ro.data,
                   "training: NAME=FILE.npy per model input, samples along the leading axis "
-                  "(memory-mapped), read in batches of the input's first dimension; the last "
-                  "step's outputs are written, each step's loss goes to --metrics")
+                  "(memory-mapped), read in batches of the input's first dimension (the compiled "
+                  "batch: with -ws N, all N replicas'); the last step's outputs are written, "
+                  "each step's loss goes to --metrics")
       ->allow_extra_args(false);
   run->add_option("--epochs", ro.epochs, "passes over --data (default 1, or --steps alone)")
       ->check(kPositive);
