@@ -1,4 +1,3 @@
-#include "Checkpoint.h"
 #include "Executor.h"
 #include "StepReporter.h"
 
@@ -8,6 +7,7 @@
 #include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/IR.h"
 #include "shardc/pef/Pef.h"
+#include "shardc/runtime/Checkpoint.h"
 #include "shardc/runtime/Dataset.h"
 #include "shardc/runtime/MpiCollectives.h"
 #include "shardc/runtime/Npy.h"

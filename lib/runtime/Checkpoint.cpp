@@ -1,4 +1,4 @@
-#include "Checkpoint.h"
+#include "shardc/runtime/Checkpoint.h"
 
 #include "shardc/runtime/Npz.h"
 #include "shardc/support/Error.h"
