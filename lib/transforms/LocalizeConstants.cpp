@@ -8,12 +8,34 @@
 namespace shardc {
 namespace {
 
-// Whether every element of `t` equals its first.
-bool isSplat(const Tensor& t) {
-  size_t es = dtypeSize(t.dtype());
-  for (int64_t i = 1; i < t.numel(); ++i)
-    if (std::memcmp(t.data(), t.data() + static_cast<size_t>(i) * es, es) != 0) return false;
-  return t.numel() > 0;
+// The piece of `whole` that shard_slice along `dim` gives every device, when all devices get
+// the same one (an all-equal constant, or one repeating along `dim`); null otherwise.
+std::shared_ptr<Tensor> commonPiece(const Tensor& whole, int64_t dim, const TensorType& local) {
+  const Shape& shape = whole.shape();
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()) || local.rank() != whole.type().rank())
+    return nullptr;
+  size_t es = dtypeSize(whole.dtype());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    outer *= shape[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(dim) + 1; i < shape.size(); ++i)
+    inner *= shape[i];
+  int64_t rows = shape[static_cast<size_t>(dim)], piece = local.shape[static_cast<size_t>(dim)];
+  if (piece <= 0 || rows % piece) return nullptr;
+  size_t pieceBytes = static_cast<size_t>(piece * inner) * es;
+  size_t rowBytes = static_cast<size_t>(rows * inner) * es;
+  for (int64_t o = 0; o < outer; ++o) {
+    const uint8_t* first = whole.data() + static_cast<size_t>(o) * rowBytes;
+    for (int64_t k = 1; k < rows / piece; ++k)
+      if (std::memcmp(first, first + static_cast<size_t>(k) * pieceBytes, pieceBytes) != 0)
+        return nullptr;
+  }
+  auto out = std::make_shared<Tensor>(local);
+  for (int64_t o = 0; o < outer; ++o)
+    if (pieceBytes)
+      std::memcpy(out->data() + static_cast<size_t>(o) * pieceBytes,
+                  whole.data() + static_cast<size_t>(o) * rowBytes, pieceBytes);
+  return out;
 }
 
 } // namespace
@@ -37,13 +59,10 @@ bool localizeConstants(Function& f) {
                      {{"shape", local.shape},
                       {"axis", src->attrs().getInt("axis")},
                       {"dtype", src->attrs().getType("dtype")}});
-    } else if (src->name() == "constant" && isSplat(src->attrs().getTensor("value"))) {
-      const Tensor& whole = src->attrs().getTensor("value");
-      auto piece = std::make_shared<Tensor>(local);
-      size_t es = dtypeSize(local.dtype);
-      for (int64_t i = 0; i < local.numel(); ++i)
-        std::memcpy(piece->data() + static_cast<size_t>(i) * es, whole.data(), es);
-      made = b.value("constant", {}, {{"value", TensorRef(std::move(piece))}});
+    } else if (src->name() == "constant") {
+      if (auto piece =
+              commonPiece(src->attrs().getTensor("value"), op->attrs().getInt("dim"), local))
+        made = b.value("constant", {}, {{"value", TensorRef(std::move(piece))}});
     }
     if (!made) continue;
     op->result(0)->replaceAllUsesWith(made);

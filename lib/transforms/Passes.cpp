@@ -19,8 +19,8 @@ const std::vector<PassInfo>& allPasses() {
        "reader instead of storing them",
        rematerialize},
       {"localize-constants",
-       "make a device's piece of an iota or an all-equal constant directly instead of slicing "
-       "the whole one",
+       "make a device's piece of an iota or of a constant whose pieces are all the same directly "
+       "instead of slicing the whole one",
        localizeConstants},
   };
   return passes;

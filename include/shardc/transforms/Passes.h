@@ -42,7 +42,8 @@ bool foldProductTransposes(Function& f);
 // The last pass before the executable plan: CSE would merge the copies again.
 bool rematerialize(Function& f);
 // Replaces this device's piece (shard_slice) of an iota along another axis, or of a constant
-// whose elements are all equal, by that piece made directly: the SPMD lowering slices
+// that gives every device the same piece (all equal, or repeating along the sliced dim), by
+// that piece made directly: the SPMD lowering slices
 // constants of the whole program's shapes, which every step would otherwise build whole.
 bool localizeConstants(Function& f);
 
