@@ -195,15 +195,13 @@ double learningRateOf(const Pef& pef) {
 }
 
 // The ops of a training PEF's forward sections: what --sections forward and evaluations run.
-int64_t forwardOpLimit(const LoadedPef& l, const std::string& why) {
+int64_t forwardOpLimit(const LoadedPef& l, const std::string& path, const std::string& why) {
   const std::vector<Section>& sections = l.pef.programs[0].sections;
   if (l.pef.mode != "training")
     throw Error(why + " evaluates a training PEF; this one is " + l.pef.mode +
                 " (it runs only its forward pass anyway)");
   if (sections.empty())
-    throw Error(l.pef.checksum ? "the PEF holds no sections (compiled by a shardc before "
-                                 "sections); recompile it"
-                               : "the PEF holds no sections");
+    throw Error(path + " holds no sections (compiled by a shardc before sections); recompile it");
   int64_t opLimit = 0;
   for (const Section& s : sections)
     if (s.phase == Phase::Forward) opLimit = s.firstOp + s.numOps;
@@ -300,6 +298,7 @@ void runPef(const RunOptions& o) {
   }
   std::vector<Tensor> args;
   std::vector<std::pair<size_t, std::string>> fed; // argument index, input name (--data)
+  std::vector<std::string> dataNames = data ? data->names() : std::vector<std::string>();
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
     if (a->argKind() != ArgKind::Input) {
@@ -308,8 +307,7 @@ void runPef(const RunOptions& o) {
     }
     const TensorType& type = inputTypes.at(a->name());
     if (data) {
-      std::vector<std::string> names = data->names();
-      if (std::find(names.begin(), names.end(), a->name()) != names.end()) {
+      if (std::find(dataNames.begin(), dataNames.end(), a->name()) != dataNames.end()) {
         fed.emplace_back(i, a->name());
         args.emplace_back(type);
         continue;
@@ -323,15 +321,8 @@ void runPef(const RunOptions& o) {
     if (t.type() != type)
       throw Error("input '" + a->name() + "' expects " + type.str() + ", " + it->second +
                   " holds " + t.type().str());
-    // A label outside the classes would silently add nothing to the loss (PyTorch's
-    // ignore_index, -100, is not supported either: the mean would count it).
     if (int64_t bound = indexBounds.at(a->name()); bound > 0)
-      for (int64_t k = 0; k < t.numel(); ++k)
-        if (int64_t v = t.getInt(k); v < 0 || v >= bound)
-          throw Error(it->second + ": label " + std::to_string(v) + " at index " +
-                      std::to_string(k) + " is not one of the model's " + std::to_string(bound) +
-                      " classes [0, " + std::to_string(bound) + ")" +
-                      (v == -100 ? " (PyTorch's ignore_index is not supported)" : ""));
+      checkLabels(t.data(), t.dtype(), t.numel(), bound, it->second);
     args.push_back(std::move(t));
   }
 
@@ -375,11 +366,11 @@ void runPef(const RunOptions& o) {
   if (!o.sections.empty()) {
     if (o.sections != "forward")
       throw Error("--sections " + o.sections + ": the sections a run can run alone are forward");
-    opLimit = forwardOpLimit(l, "--sections forward");
+    opLimit = forwardOpLimit(l, o.pef, "--sections forward");
     if (overData || !o.checkpointDir.empty() || !o.resume.empty())
       throw Error("--sections forward is an evaluation pass; evaluate a run with --eval-data");
   }
-  int64_t evalLimit = evalData ? forwardOpLimit(l, "--eval-data") : -1;
+  int64_t evalLimit = evalData ? forwardOpLimit(l, o.pef, "--eval-data") : -1;
   if (o.measureSections && o.reference)
     throw Error("--measure-sections times the compiled plan; it does not apply to --reference");
   if (o.measureSections && sections.empty())

@@ -82,21 +82,7 @@ Dataset::Dataset(const std::vector<std::string>& specs, const std::vector<DataIn
     if (t.dtype == DType::I1) checkNpyBools(array->data(), static_cast<size_t>(t.bytes()), file);
     // Labels outside the classes would silently add nothing to the loss.
     if (int64_t bound = in->indexBound; bound > 0) {
-      auto label = [&](int64_t k) -> int64_t {
-        if (t.dtype == DType::I32) {
-          int32_t v;
-          std::memcpy(&v, array->data() + 4 * k, 4);
-          return v;
-        }
-        int64_t v;
-        std::memcpy(&v, array->data() + 8 * k, 8);
-        return v;
-      };
-      for (int64_t k = 0; k < t.numel(); ++k)
-        if (int64_t v = label(k); v < 0 || v >= bound)
-          throw Error(file + ": label " + std::to_string(v) + " at index " + std::to_string(k) +
-                      " is not one of the model's " + std::to_string(bound) + " classes [0, " +
-                      std::to_string(bound) + ")");
+      checkLabels(array->data(), t.dtype, t.numel(), bound, file);
     }
     types_[name] = in->type;
     arrays_.emplace_back(name, std::move(array));
@@ -140,6 +126,16 @@ uint64_t Dataset::digest() const {
     d = digestBytes(a->data(), static_cast<size_t>(a->type().bytes()), d);
   }
   return d;
+}
+
+void checkLabels(const uint8_t* data, DType dtype, int64_t count, int64_t bound,
+                 const std::string& file) {
+  for (int64_t k = 0; k < count; ++k)
+    if (int64_t v = loadInt(data, dtype, k); v < 0 || v >= bound)
+      throw Error(file + ": label " + std::to_string(v) + " at index " + std::to_string(k) +
+                  " is not one of the model's " + std::to_string(bound) + " classes [0, " +
+                  std::to_string(bound) + ")" +
+                  (v == -100 ? " (PyTorch's ignore_index is not supported)" : ""));
 }
 
 std::vector<int64_t> sampleOrder(int64_t n, bool shuffle, uint64_t seed, int64_t epoch) {

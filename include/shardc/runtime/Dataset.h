@@ -63,6 +63,12 @@ private:
   int64_t samples_ = 0, batch_ = 0;
 };
 
+// Refuses class labels outside [0, bound) (they would silently add nothing to the loss;
+// PyTorch's ignore_index, -100, is not supported either: the mean would count it), naming
+// `file` and the first bad label's index.
+void checkLabels(const uint8_t* data, DType dtype, int64_t count, int64_t bound,
+                 const std::string& file);
+
 // The order epoch `epoch` visits `n` samples in: 0..n-1, or with `shuffle` a Fisher-Yates
 // shuffle of it driven by SplitMix64 seeded with seed + 0x9E3779B97F4A7C15 * (epoch + 1):
 // for i = n-1 down to 1, j = next() % (i + 1), swap(order[i], order[j]). The rule is
