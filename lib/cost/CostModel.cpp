@@ -94,7 +94,7 @@ struct GroupTotals {
     i = 0;
     for (const auto& op : f.ops()) {
       int64_t k = (*g)[i++];
-      if (op->def().communicates || members[k] < 2) k = -1;
+      if (op->def().communicates || (k != CostModel::kNoKernel && members[k] < 2)) k = -1;
       groupOfOp[op.get()] = k;
       if (k >= static_cast<int64_t>(totals.size())) totals.resize(static_cast<size_t>(k) + 1);
       effective.push_back(k);
@@ -178,6 +178,7 @@ public:
         r.collectives.push_back(std::move(c));
         continue;
       }
+      if (group == kNoKernel) continue;
       double flops = op->def().flopCount(sig, out), bytes = op->def().byteCount(sig, out);
       DType dt = out.empty() ? DType::F32 : out[0].dtype;
       r.flops += flops;
@@ -199,9 +200,14 @@ public:
     }
     for (const GroupTotals::Totals& g : groups.totals) {
       if (g.stages == 0) continue;
+      // A CPU kernel is dispatched like one op; a section pays its target's switch.
       double seconds =
-          throughputSlower * sectionSeconds(t_, g.flopSeconds, g.ioBytes, g.stages, 0) +
-          fixedSlower * g.library;
+          t_.computeUnits > 0
+              ? throughputSlower * std::max(g.flopSeconds, g.ioBytes / (t_.memoryBandwidth *
+                                                                         t_.memoryEfficiency)) +
+                    fixedSlower * (t_.opOverhead + g.library)
+              : throughputSlower * sectionSeconds(t_, g.flopSeconds, g.ioBytes, g.stages, 0) +
+                    fixedSlower * g.library;
       r.computeSeconds += seconds;
       for (const std::string& name : g.opNames) // shared evenly by the group's ops
         r.computeByOp[name] += seconds / static_cast<double>(g.opNames.size());

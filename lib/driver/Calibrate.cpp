@@ -1,6 +1,7 @@
 // shardc calibrate: measures what shardc's own runtime (the compiled plan's native kernels,
 // the threads of one device, and its collectives) reaches on this machine, and writes it as a
 // target file, so that the cost model can predict `shardc run` rather than the hardware's peak.
+#include "shardc/cost/CostModel.h"
 #include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/exec/CompiledFunction.h"
@@ -143,6 +144,40 @@ double opOverhead(const Sizes& s) {
   return medianSeconds(s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
 }
 
+// The runtime's fixed cost per kernel as a plan pays it: kernels of different kinds over
+// different buffers one after another (code, branch history and data change at every step;
+// a chain of one tiny kernel keeps them all warm and costs a fraction of that). A 16-layer
+// block of f32[32,64] (matmul, bias, gelu, softmax, a scale) is timed, less the work the cost
+// model prices its kernels at with the figures measured so far (`figures`, no overhead), per
+// kernel.
+double planKernelOverhead(const Sizes& s, const Target& figures) {
+  constexpr int64_t kRows = 32, kWidth = 64, kLayers = 16;
+  Module module;
+  Function* f = module.addFunction("calibrate");
+  Builder b(*f);
+  Value* h = f->addArgument("x", {DType::F32, {kRows, kWidth}}, ArgKind::Input);
+  for (int64_t l = 0; l < kLayers; ++l) {
+    std::string n = std::to_string(l);
+    Value* w = f->addArgument("w" + n, {DType::F32, {kWidth, kWidth}}, ArgKind::Input);
+    Value* bias = f->addArgument("b" + n, {DType::F32, {kWidth}}, ArgKind::Input);
+    Value* scale = f->addArgument("s" + n, {DType::F32, {kRows, kWidth}}, ArgKind::Input);
+    h = b.value("gelu", {b.value("add", {b.value("matmul", {h, w}), bias})});
+    h = b.value("mul", {b.value("softmax", {h}), scale});
+  }
+  f->addResult("r", h);
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < f->numArguments(); ++i)
+    args.push_back(ones(f->argument(i)->type()));
+  ExecPlan plan = buildPlan(*f);
+  auto numOps = static_cast<int64_t>(f->ops().size());
+  std::vector<int64_t> kernelOf = plan.stepOfOps(numOps);
+  std::replace(kernelOf.begin(), kernelOf.end(), int64_t{-1}, CostModel::kNoKernel);
+  double work = makeAnalyticCostModel(figures)->evaluate(*f, Mesh(), &kernelOf).stepSeconds;
+  auto kernels = static_cast<double>(plan.steps.size());
+  CompiledFunction cf(*f, std::move(plan), intraOpThreads(1, 0));
+  return std::max(0.0, medianSeconds(s.runs, [&] { cf.run(args); }) - work) / kernels;
+}
+
 // What a small GEMM takes beyond its FLOPs at the large GEMM's rate and the runtime's
 // per-kernel cost: the median over square matmuls of 16 to 128 (the sizes of small models,
 // where packing and the library call weigh as much as the arithmetic).
@@ -257,10 +292,18 @@ std::string calibrate(const CalibrateOptions& o) {
     flops[dt] = matmulFlops(dt, s);
   ElementwiseFit add = fitElementwise(s);
   double bandwidth = add.bandwidth;
-  // An op's fixed cost: what an add pays beyond its bytes, at least a tiny op's cost.
-  double overhead = std::max(add.overhead, opOverhead(s));
-  double gemm = gemmOverhead(s, flops[DType::F32], overhead);
+  // A kernel's fixed cost: what an add pays beyond its bytes, at least a tiny kernel's cost;
+  // then what the kernels of a plan pay beyond their work.
+  double chainOverhead = std::max(add.overhead, opOverhead(s));
+  double gemm = gemmOverhead(s, flops[DType::F32], chainOverhead);
   double perMatrix = gemmBatchOverhead(s, flops[DType::F32]);
+  Target figures;
+  figures.peakFlops = flops;
+  figures.memoryBandwidth = bandwidth;
+  figures.gemmOverhead = gemm;
+  figures.gemmBatchOverhead = perMatrix;
+  figures.computeUnits = figures.deviceComputeUnits = intraOpThreads(1, 0);
+  double overhead = std::max(chainOverhead, planKernelOverhead(s, figures));
   double memory = memTotalBytes();
   LinkSpec intra = threadLink(s);
   LinkSpec inter = mpiLink ? *mpiLink : loadTarget("cpu").interNode;
@@ -284,7 +327,8 @@ std::string calibrate(const CalibrateOptions& o) {
     << "compute_efficiency: 1   # the figures above are reached, not peaks\n"
     << "memory_efficiency: 1\n"
     << "op_overhead: " << num(overhead)
-    << "     # the fit's intercept, at least the per-kernel time of " << s.chainOps
+    << "     # per kernel of a 16-layer MLP block's plan beyond its work, at least the fit's\n"
+    << "                      # intercept and the per-kernel time of " << s.chainOps
     << " chained softmaxes of f32[1,1]\n"
     << "gemm_overhead: " << num(gemm)
     << "   # median of matmuls of 16^3 to 128^3 beyond flops / peak and op_overhead\n"

@@ -25,6 +25,7 @@
 #include "shardc/transforms/OutlineBlocks.h"
 #include "shardc/transforms/Passes.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -249,13 +250,16 @@ SectionOptions sectionOptions(const CompileOptions& o, std::optional<FusionRules
   return so;
 }
 
-// Each op's section for the cost model, which prices sections as units on dataflow chips and
-// GPUs. On a CPU target (devices share the host: shardc's own runtime, whose figures
-// `shardc calibrate` measured per kernel) every op is priced alone, as calibrated.
-std::optional<std::vector<int64_t>> costGroups(const Target& t, const PefProgram& prog,
-                                               size_t numOps) {
-  if (t.computeUnits > 0) return std::nullopt;
-  return sectionOfOps(prog.sections, static_cast<int64_t>(numOps));
+// The ops the estimate prices as units: on CPU targets the kernels of the executable plan (what
+// the runtime dispatches; views and bind-time constants run none), elsewhere the sections.
+std::vector<int64_t> costGroups(const Target& t, const Function& f,
+                                const std::vector<Section>& sections) {
+  auto numOps = static_cast<int64_t>(f.ops().size());
+  std::vector<int64_t> sectionOf = sectionOfOps(sections, numOps);
+  if (t.computeUnits == 0) return sectionOf;
+  std::vector<int64_t> kernelOf = buildPlan(f, sectionOf).stepOfOps(numOps);
+  std::replace(kernelOf.begin(), kernelOf.end(), int64_t{-1}, CostModel::kNoKernel);
+  return kernelOf;
 }
 
 } // namespace
@@ -462,14 +466,12 @@ CompileResult compileModel(const CompileOptions& given) {
     prog.sections = std::move(programSections);
     auto model = makeAnalyticCostModel(target);
     auto e0 = std::chrono::steady_clock::now();
-    std::optional<std::vector<int64_t>> groups = costGroups(target, prog, program.ops().size());
+    std::vector<int64_t> groups = costGroups(target, program, prog.sections);
     std::map<std::string, std::vector<int64_t>> bodyGroups;
     for (const HypersectionBody& b : calledBodies)
-      if (groups)
-        bodyGroups[b.function] = sectionOfOps(
-            b.sections,
-            static_cast<int64_t>(program.module()->findFunction(b.function)->ops().size()));
-    CostReport report = model->evaluate(program, mesh, groups ? &*groups : nullptr, &bodyGroups);
+      bodyGroups[b.function] =
+          costGroups(target, *program.module()->findFunction(b.function), b.sections);
+    CostReport report = model->evaluate(program, mesh, &groups, &bodyGroups);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - e0).count();
     if (!o.estimateOnly) {

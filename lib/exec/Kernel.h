@@ -35,6 +35,19 @@ struct ExecContext {
   ExecStats* stats = nullptr; // a call's body adds its kernels' times here
 };
 
+// Runs `body` on `threads` OpenMP threads, or inline on one: a serial OpenMP region still
+// allocates a team and makes futex calls (about 160 per step of a small GPT's 212 kernels).
+// The body splits its work with orphaned `#pragma omp for`/`barrier`, which bind to the
+// region when there is one and run everything on the caller when there is none.
+template <typename Body> void parallelRegion(int threads, Body&& body) {
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    body();
+  } else {
+    body();
+  }
+}
+
 class Kernel {
 public:
   virtual ~Kernel() = default;

@@ -602,11 +602,13 @@ public:
     int64_t blocks = (n_ + kBlock - 1) / kBlock;
     int threads = n_ >= kParallelMin ? static_cast<int>(std::min<int64_t>(ctx.threads, blocks)) : 1;
     prog_.prepare(ctx);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      int t = omp_get_thread_num();
-      prog_.evalBlock(ctx, blk * kBlock, std::min(kBlock, n_ - blk * kBlock), t);
-    }
+    parallelRegion(threads, [&] {
+#pragma omp for schedule(static)
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        int t = omp_get_thread_num();
+        prog_.evalBlock(ctx, blk * kBlock, std::min(kBlock, n_ - blk * kBlock), t);
+      }
+    });
   }
 
 private:

@@ -60,28 +60,30 @@ public:
     size_t row = static_cast<size_t>(inner_) * es_;
     int t = outer_ * k_ * inner_ >= (1 << 15) ? ctx.threads : 1;
     if (gather_) {
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-      for (int64_t ok = 0; ok < outer_ * k_; ++ok) {
-        int64_t o = ok / k_, j = ok % k_;
-        if (row)
-          std::memcpy(dst + static_cast<size_t>(ok) * row,
-                      src + static_cast<size_t>(o * n_ + rows_[static_cast<size_t>(j)]) * row, row);
-      }
+      parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+        for (int64_t ok = 0; ok < outer_ * k_; ++ok) {
+          int64_t o = ok / k_, j = ok % k_;
+          if (row)
+            std::memcpy(dst + static_cast<size_t>(ok) * row,
+                        src + static_cast<size_t>(o * n_ + rows_[static_cast<size_t>(j)]) * row,
+                        row);
+        }
+      });
       return;
     }
     auto* y = reinterpret_cast<float*>(dst);
     const auto* u = reinterpret_cast<const float*>(src);
     std::memset(dst, 0, static_cast<size_t>(outer_ * n_) * row);
     // Threads own column ranges of the rows, so repeated indices never race.
-#pragma omp parallel num_threads(t) if (t > 1)
-    {
+    parallelRegion(t, [&] {
       int nt = omp_get_num_threads(), me = omp_get_thread_num();
       int64_t lo = inner_ * me / nt, hi = inner_ * (me + 1) / nt;
       for (int64_t o = 0; o < outer_; ++o)
         for (int64_t j = 0; j < k_; ++j)
           addRow(y + (o * n_ + rows_[static_cast<size_t>(j)]) * inner_ + lo,
                  u + (o * k_ + j) * inner_ + lo, hi - lo);
-    }
+    });
   }
 
 private:

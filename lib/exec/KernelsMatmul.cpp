@@ -59,21 +59,23 @@ struct BlasGemm {
     bool alongM = m >= n || epilogue;
     int64_t side = alongM ? m : n, chunk = ((side + threads - 1) / threads + 15) / 16 * 16;
     int parts = static_cast<int>((side + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
-    for (int t = 0; t < parts; ++t) {
-      int64_t lo = t * chunk, len = std::min(chunk, side - lo);
-      if (!alongM) {
-        openblas::sgemm(ta, tb, m, len, k, a, lda, b + (tb ? lo * ldb : lo), ldb, 0.0f, c + lo,
-                        ldc);
-        continue;
+    parallelRegion(parts, [&] {
+#pragma omp for schedule(static)
+      for (int t = 0; t < parts; ++t) {
+        int64_t lo = t * chunk, len = std::min(chunk, side - lo);
+        if (!alongM) {
+          openblas::sgemm(ta, tb, m, len, k, a, lda, b + (tb ? lo * ldb : lo), ldb, 0.0f, c + lo,
+                          ldc);
+          continue;
+        }
+        openblas::sgemm(ta, tb, len, n, k, a + (ta ? lo : lo * lda), lda, b, ldb, 0.0f,
+                        c + lo * ldc, ldc);
+        if (!epilogue) continue;
+        int thread = omp_get_thread_num();
+        for (int64_t p = lo * n, end = (lo + len) * n; p < end; p += epilogue->block())
+          epilogue->evalBlock(ctx, p, std::min(epilogue->block(), end - p), thread);
       }
-      openblas::sgemm(ta, tb, len, n, k, a + (ta ? lo : lo * lda), lda, b, ldb, 0.0f, c + lo * ldc,
-                      ldc);
-      if (!epilogue) continue;
-      int thread = omp_get_thread_num();
-      for (int64_t p = lo * n, end = (lo + len) * n; p < end; p += epilogue->block())
-        epilogue->evalBlock(ctx, p, std::min(epilogue->block(), end - p), thread);
-    }
+    });
   }
 };
 
@@ -386,9 +388,11 @@ public:
     epilogue_->prepare(ctx);
     int64_t n = productBytes_ / static_cast<int64_t>(sizeof(float)), block = epilogue_->block();
     int threads = alone ? 1 : ctx.threads;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t p = 0; p < n; p += block)
-      epilogue_->evalBlock(ctx, p, std::min(block, n - p), omp_get_thread_num());
+    parallelRegion(threads, [&] {
+#pragma omp for schedule(static)
+      for (int64_t p = 0; p < n; p += block)
+        epilogue_->evalBlock(ctx, p, std::min(block, n - p), omp_get_thread_num());
+    });
     *product = nullptr;
   }
 

@@ -169,39 +169,44 @@ public:
     if (masked_ && masked_->prefixes(ctx, n_)) {
       const float* s = reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(masked_->x)]);
       const std::vector<int64_t>& keep = masked_->keep;
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t l = keep[static_cast<size_t>(r % masked_->maskRows)];
-        softmaxRow(s + r * n_, y + r * n_, l, false);
-        std::fill(y + r * n_ + l, y + (r + 1) * n_, 0.0f);
-      }
+      parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; ++r) {
+          int64_t l = keep[static_cast<size_t>(r % masked_->maskRows)];
+          softmaxRow(s + r * n_, y + r * n_, l, false);
+          std::fill(y + r * n_ + l, y + (r + 1) * n_, 0.0f);
+        }
+      });
       return;
     }
     if (prologue_) {
       prologue_->prepare(ctx);
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-      for (int64_t r = 0; r < rows; ++r) {
-        int me = omp_get_thread_num();
-        float* const* slots = prologue_->evalBlock(ctx, r * n_, n_, me);
-        if (norm)
-          layerNormRow(slots[xSlot_], y + r * n_, n_, eps_, scale, bias);
-        else
-          softmaxRow(slots[xSlot_], y + r * n_, n_, logForm);
-      }
+      parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; ++r) {
+          int me = omp_get_thread_num();
+          float* const* slots = prologue_->evalBlock(ctx, r * n_, n_, me);
+          if (norm)
+            layerNormRow(slots[xSlot_], y + r * n_, n_, eps_, scale, bias);
+          else
+            softmaxRow(slots[xSlot_], y + r * n_, n_, logForm);
+        }
+      });
       return;
     }
     if (inner_ == 1) {
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-      for (int64_t r = 0; r < rows; ++r) {
-        if (norm)
-          layerNormRow(x + r * n_, y + r * n_, n_, eps_, scale, bias);
-        else
-          softmaxRow(x + r * n_, y + r * n_, n_, logForm);
-      }
+      parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; ++r) {
+          if (norm)
+            layerNormRow(x + r * n_, y + r * n_, n_, eps_, scale, bias);
+          else
+            softmaxRow(x + r * n_, y + r * n_, n_, logForm);
+        }
+      });
       return;
     }
-#pragma omp parallel num_threads(t) if (t > 1)
-    {
+    parallelRegion(t, [&] {
       std::vector<float> in(static_cast<size_t>(n_)), out(static_cast<size_t>(n_));
 #pragma omp for schedule(static)
       for (int64_t r = 0; r < rows; ++r) {
@@ -214,7 +219,7 @@ public:
         for (int64_t j = 0; j < n_; ++j)
           py[j * inner_] = out[static_cast<size_t>(j)];
       }
-    }
+    });
   }
 
 private:

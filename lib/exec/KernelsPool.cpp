@@ -62,13 +62,15 @@ public:
     const float* dy = dy_ >= 0 ? f(dy_) : nullptr;
     int t = planes_ * outPlane_ >= (1 << 12) ? ctx.threads : 1;
     if (backward_) std::memset(out, 0, static_cast<size_t>(planes_ * inPlane_) * sizeof(float));
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-    for (int64_t p = 0; p < planes_; ++p) {
-      if (backward_)
-        backwardPlane(x ? x + p * inPlane_ : nullptr, dy + p * outPlane_, out + p * inPlane_);
-      else
-        forwardPlane(x + p * inPlane_, out + p * outPlane_);
-    }
+    parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+      for (int64_t p = 0; p < planes_; ++p) {
+        if (backward_)
+          backwardPlane(x ? x + p * inPlane_ : nullptr, dy + p * outPlane_, out + p * inPlane_);
+        else
+          forwardPlane(x + p * inPlane_, out + p * outPlane_);
+      }
+    });
   }
 
 private:

@@ -48,20 +48,22 @@ public:
     const auto* x = reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(x_)]);
     auto* y = reinterpret_cast<float*>(ctx.ptr[static_cast<size_t>(out_)]);
     int threads = n >= (1 << 14) ? ctx.threads : 1;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t row = 0; row < rows; ++row) {
-      uint64_t base = 0;
-      int64_t r = row;
-      for (size_t d = last; d-- > 0;) {
-        base += part[d][static_cast<size_t>(r % shape_[d])];
-        r /= shape_[d];
+    parallelRegion(threads, [&] {
+#pragma omp for schedule(static)
+      for (int64_t row = 0; row < rows; ++row) {
+        uint64_t base = 0;
+        int64_t r = row;
+        for (size_t d = last; d-- > 0;) {
+          base += part[d][static_cast<size_t>(r % shape_[d])];
+          r /= shape_[d];
+        }
+        for (int64_t j = 0; j < inner; ++j) {
+          uint64_t index = base + (shape_.empty() ? 0 : part[last][static_cast<size_t>(j)]);
+          bool keep = philox::firstWord(index, step, stream_, seed) >= threshold;
+          y[row * inner + j] = keep ? x[row * inner + j] * scale : 0.0f;
+        }
       }
-      for (int64_t j = 0; j < inner; ++j) {
-        uint64_t index = base + (shape_.empty() ? 0 : part[last][static_cast<size_t>(j)]);
-        bool keep = philox::firstWord(index, step, stream_, seed) >= threshold;
-        y[row * inner + j] = keep ? x[row * inner + j] * scale : 0.0f;
-      }
-    }
+    });
   }
 
 private:

@@ -156,14 +156,15 @@ public:
     } else if (prologue_) {
       withPrologue(ctx, y, scale, t);
     } else if (mode_ == Mode::Rows) {
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-      for (int64_t r = 0; r < rows_; ++r)
-        y[r] = static_cast<float>(reduceRow(kind_, x + r * n_, n_) * scale);
+      parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows_; ++r)
+          y[r] = static_cast<float>(reduceRow(kind_, x + r * n_, n_) * scale);
+      });
     } else if (mode_ == Mode::Columns) {
       // Threads take row ranges (each streams one contiguous block) into their own
       // accumulators, then column ranges of the result combine them.
-#pragma omp parallel num_threads(t) if (t > 1)
-      {
+      parallelRegion(t, [&] {
         int nt = omp_get_num_threads(), me = omp_get_thread_num();
         double* acc = partial_.data() + me * n_;
         std::fill(acc, acc + n_, initial(kind_));
@@ -171,7 +172,7 @@ public:
           combineRow(kind_, acc, x + r * n_, n_);
 #pragma omp barrier
         combineColumns(y, scale, nt, me);
-      }
+      });
     } else {
       general(x, y, scale, t);
     }
@@ -257,30 +258,34 @@ private:
     if (mode_ == Mode::Rows && n_ < kChunk) {
       // Short rows (a softmax gradient's sums over 128 keys): whole rows per evaluation.
       int64_t per = kChunk / n_, blocks = (rows_ + per - 1) / per;
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        int64_t r0 = blk * per, nr = std::min(per, rows_ - r0);
-        const float* v = prologue_->evalBlock(ctx, r0 * n_, nr * n_, omp_get_thread_num())[xSlot_];
-        for (int64_t i = 0; i < nr; ++i)
-          y[r0 + i] = static_cast<float>(reduceRow(kind_, v + i * n_, n_) * scale);
-      }
+      parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          int64_t r0 = blk * per, nr = std::min(per, rows_ - r0);
+          const float* v =
+              prologue_->evalBlock(ctx, r0 * n_, nr * n_, omp_get_thread_num())[xSlot_];
+          for (int64_t i = 0; i < nr; ++i)
+            y[r0 + i] = static_cast<float>(reduceRow(kind_, v + i * n_, n_) * scale);
+        }
+      });
       return;
     }
     if (mode_ == Mode::Rows) {
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-      for (int64_t r = 0; r < rows_; ++r) {
-        double acc = 0;
-        produce(ctx, omp_get_thread_num(), r * n_, n_,
-                [&](const float* v, int64_t, int64_t c) { acc += reduceRow(kind_, v, c); });
-        y[r] = static_cast<float>(acc * scale);
-      }
+      parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows_; ++r) {
+          double acc = 0;
+          produce(ctx, omp_get_thread_num(), r * n_, n_,
+                  [&](const float* v, int64_t, int64_t c) { acc += reduceRow(kind_, v, c); });
+          y[r] = static_cast<float>(acc * scale);
+        }
+      });
       return;
     }
     // Threads take row ranges into their own accumulators, the prologue evaluated in chunks
     // that may span rows (a short row is not a chunk of its own), then column ranges of the
     // result combine them.
-#pragma omp parallel num_threads(t) if (t > 1)
-    {
+    parallelRegion(t, [&] {
       int nt = omp_get_num_threads(), me = omp_get_thread_num();
       double* acc = partial_.data() + me * n_;
       std::fill(acc, acc + n_, 0.0);
@@ -294,7 +299,7 @@ private:
       });
 #pragma omp barrier
       combineColumns(y, scale, nt, me);
-    }
+    });
   }
 
   // y[j] for this thread's range of columns j: the threads' accumulators combined.
@@ -342,16 +347,18 @@ private:
 
   void general(const float* x, float* y, float scale, int t) const {
     int64_t outs = static_cast<int64_t>(outBase_.size());
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-    for (int64_t o = 0; o < outs; ++o) {
-      const float* base = x + outBase_[static_cast<size_t>(o)];
-      double v = initial(kind_);
-      for (int64_t start : runStart_)
-        v = kind_ == Kind::Sum || kind_ == Kind::Mean
-                ? v + reduceRow(kind_, base + start, run_)
-                : combine(kind_, v, reduceRow(kind_, base + start, run_));
-      y[o] = static_cast<float>(v * scale);
-    }
+    parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+      for (int64_t o = 0; o < outs; ++o) {
+        const float* base = x + outBase_[static_cast<size_t>(o)];
+        double v = initial(kind_);
+        for (int64_t start : runStart_)
+          v = kind_ == Kind::Sum || kind_ == Kind::Mean
+                  ? v + reduceRow(kind_, base + start, run_)
+                  : combine(kind_, v, reduceRow(kind_, base + start, run_));
+        y[o] = static_cast<float>(v * scale);
+      }
+    });
   }
 
   Kind kind_;

@@ -33,24 +33,26 @@ void tiledCopy(uint32_t* dst, const Strides& ds, const uint32_t* src, const Stri
   int64_t rows = shape[rank - 2], cols = shape[rank - 1], planes = numel(shape) / (rows * cols);
   int64_t dr = ds[rank - 2], sr = ss[rank - 2], sc = ss[rank - 1];
   int64_t rowTiles = (rows + kTile - 1) / kTile;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int64_t pt = 0; pt < planes * rowTiles; ++pt) {
-    int64_t plane = pt / rowTiles, i0 = (pt % rowTiles) * kTile;
-    int64_t doff = 0, soff = 0, r = plane;
-    for (size_t d = rank - 2; d-- > 0;) {
-      int64_t i = r % shape[d];
-      r /= shape[d];
-      doff += i * ds[d];
-      soff += i * ss[d];
+  parallelRegion(threads, [&] {
+#pragma omp for schedule(static)
+    for (int64_t pt = 0; pt < planes * rowTiles; ++pt) {
+      int64_t plane = pt / rowTiles, i0 = (pt % rowTiles) * kTile;
+      int64_t doff = 0, soff = 0, r = plane;
+      for (size_t d = rank - 2; d-- > 0;) {
+        int64_t i = r % shape[d];
+        r /= shape[d];
+        doff += i * ds[d];
+        soff += i * ss[d];
+      }
+      int64_t i1 = std::min(rows, i0 + kTile);
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        int64_t j1 = std::min(cols, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j)
+            dst[doff + i * dr + j] = src[soff + i * sr + j * sc];
+      }
     }
-    int64_t i1 = std::min(rows, i0 + kTile);
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      int64_t j1 = std::min(cols, j0 + kTile);
-      for (int64_t i = i0; i < i1; ++i)
-        for (int64_t j = j0; j < j1; ++j)
-          dst[doff + i * dr + j] = src[soff + i * sr + j * sc];
-    }
-  }
+  });
 }
 
 // dst[sum i_d dstStrides_d] = src[sum i_d srcStrides_d] over the index space `shape`
@@ -71,30 +73,32 @@ void stridedCopy(uint8_t* dst, const Strides& ds, const uint8_t* src, const Stri
   if (rank >= 2 && es == 4 && di == 1 && si != 1 && shape[rank - 2] >= 16 && inner >= 16)
     return tiledCopy(reinterpret_cast<uint32_t*>(dst), ds, reinterpret_cast<const uint32_t*>(src),
                      ss, shape, t);
-#pragma omp parallel for schedule(static) num_threads(t) if (t > 1)
-  for (int64_t row = 0; row < rows; ++row) {
-    int64_t doff = 0, soff = 0, r = row;
-    for (size_t d = rank - 1; d-- > 0;) {
-      int64_t i = r % shape[d];
-      r /= shape[d];
-      doff += i * ds[d];
-      soff += i * ss[d];
+  parallelRegion(t, [&] {
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t doff = 0, soff = 0, r = row;
+      for (size_t d = rank - 1; d-- > 0;) {
+        int64_t i = r % shape[d];
+        r /= shape[d];
+        doff += i * ds[d];
+        soff += i * ss[d];
+      }
+      uint8_t* drow = dst + doff * static_cast<int64_t>(es);
+      const uint8_t* srow = src + soff * static_cast<int64_t>(es);
+      if (rowsContiguous) {
+        std::memcpy(drow, srow, static_cast<size_t>(inner) * es);
+      } else if (es == 4) {
+        auto* d4 = reinterpret_cast<uint32_t*>(drow);
+        auto* s4 = reinterpret_cast<const uint32_t*>(srow);
+        for (int64_t j = 0; j < inner; ++j)
+          d4[j * di] = s4[j * si];
+      } else {
+        for (int64_t j = 0; j < inner; ++j)
+          std::memcpy(drow + j * di * static_cast<int64_t>(es),
+                      srow + j * si * static_cast<int64_t>(es), es);
+      }
     }
-    uint8_t* drow = dst + doff * static_cast<int64_t>(es);
-    const uint8_t* srow = src + soff * static_cast<int64_t>(es);
-    if (rowsContiguous) {
-      std::memcpy(drow, srow, static_cast<size_t>(inner) * es);
-    } else if (es == 4) {
-      auto* d4 = reinterpret_cast<uint32_t*>(drow);
-      auto* s4 = reinterpret_cast<const uint32_t*>(srow);
-      for (int64_t j = 0; j < inner; ++j)
-        d4[j * di] = s4[j * si];
-    } else {
-      for (int64_t j = 0; j < inner; ++j)
-        std::memcpy(drow + j * di * static_cast<int64_t>(es),
-                    srow + j * si * static_cast<int64_t>(es), es);
-    }
-  }
+  });
 }
 
 // One strided copy per (input, output) piece, precomputed at bind time.

@@ -37,6 +37,14 @@ std::vector<std::string> ExecPlan::referenceOps() const {
   return out;
 }
 
+std::vector<int64_t> ExecPlan::stepOfOps(int64_t numOps) const {
+  std::vector<int64_t> stepOf(static_cast<size_t>(numOps), -1);
+  for (size_t k = 0; k < steps.size(); ++k)
+    for (int64_t op : steps[k].ops)
+      stepOf[static_cast<size_t>(op)] = static_cast<int64_t>(k);
+  return stepOf;
+}
+
 int64_t ExecPlan::constantBytes(const Function& f) const {
   ValueNumbering num(f);
   int64_t bytes = 0;

@@ -71,11 +71,14 @@ struct CostReport {
 
 class CostModel {
 public:
+  static constexpr int64_t kNoKernel = -2;
   virtual ~CostModel() = default;
   virtual const Target& target() const = 0;
   // One step of the per-device program `perDevice` on `mesh`; `groupOf` (one entry per op in
-  // program order, -1 for none) prices groups of ops as units. A `call` costs its callee's
-  // ops, grouped by `bodyGroupOf[callee]` where it has an entry.
+  // program order, -1 for none) prices groups of ops as units: a section on targets with a
+  // section model, a fused kernel of the executable plan on CPU targets, where an op marked
+  // kNoKernel (a view, a constant made when the plan is bound) costs nothing. A `call` costs
+  // its callee's ops, grouped by `bodyGroupOf[callee]` where it has an entry.
   virtual CostReport
   evaluate(const Function& perDevice, const Mesh& mesh,
            const std::vector<int64_t>* groupOf = nullptr,

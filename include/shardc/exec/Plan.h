@@ -49,6 +49,9 @@ struct ExecPlan {
   std::vector<std::string> referenceOps() const;
   // Bytes of values kept as constants (computed at bind time).
   int64_t constantBytes(const Function& f) const;
+  // Per op of the planned function (program order): the step that runs it, or -1 for an op
+  // no step runs (a view, a constant computed at bind time).
+  std::vector<int64_t> stepOfOps(int64_t numOps) const;
 };
 
 // Plans `f` (a per-device program or an unpartitioned one). Deterministic. `sectionOf` (the
