@@ -204,7 +204,7 @@ public:
       double seconds =
           t_.computeUnits > 0
               ? throughputSlower * std::max(g.flopSeconds, g.ioBytes / (t_.memoryBandwidth *
-                                                                         t_.memoryEfficiency)) +
+                                                                        t_.memoryEfficiency)) +
                     fixedSlower * (t_.opOverhead + g.library)
               : throughputSlower * sectionSeconds(t_, g.flopSeconds, g.ioBytes, g.stages, 0) +
                     fixedSlower * g.library;
