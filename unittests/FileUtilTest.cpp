@@ -1,4 +1,5 @@
-// writeFileAtomic: the file appears whole or not at all, also when the writer is killed.
+// writeFileAtomic and AtomicFileWriter: the file appears whole or not at all, also when the writer
+// is killed.
 #include "shardc/support/FileUtil.h"
 #include "shardc/support/Error.h"
 
@@ -38,6 +39,29 @@ TEST(FileUtilTest, WritesAndReplacesWholeFiles) {
   EXPECT_EQ(readFile(p), "second, longer");
   EXPECT_EQ(entries(d), std::vector<std::string>{"a.pef"});
   EXPECT_THROW(writeFileAtomic((d / "missing" / "b.pef").string(), "x"), Error);
+  EXPECT_EQ(entries(d), std::vector<std::string>{"a.pef"});
+  fs::remove_all(d);
+}
+
+// A file written in pieces appears on commit; one abandoned before it (an exception while the
+// pieces were made) leaves nothing, and the old file stays.
+TEST(FileUtilTest, PiecesAppearOnCommitOnly) {
+  fs::path d = freshDir("pieces");
+  std::string p = (d / "a.pef").string();
+  writeFileAtomic(p, "old");
+  {
+    AtomicFileWriter w(p);
+    w.append("new ", 4);
+    w.append("whole", 5);
+    EXPECT_EQ(readFile(p), "old");
+    w.commit();
+  }
+  EXPECT_EQ(readFile(p), "new whole");
+  {
+    AtomicFileWriter w(p);
+    w.append("half", 4);
+  }
+  EXPECT_EQ(readFile(p), "new whole");
   EXPECT_EQ(entries(d), std::vector<std::string>{"a.pef"});
   fs::remove_all(d);
 }

@@ -1,7 +1,11 @@
 #include "shardc/pef/Pef.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <unistd.h>
 
 using namespace shardc;
 
@@ -53,6 +57,17 @@ TEST(PefTest, RoundTripsEveryField) {
   ASSERT_EQ(q.weights.size(), 1u);
   EXPECT_TRUE(q.weights[0].second.identical(p.weights[0].second));
   EXPECT_EQ(serializePef(q), bytes);
+}
+
+// writePef streams the payload to the file: the same bytes as serializePef, and the size it
+// returns is the file's.
+TEST(PefTest, WritesTheSerializedBytes) {
+  Pef p = samplePef();
+  std::string path = testing::TempDir() + "/stream." + std::to_string(::getpid()) + ".pef";
+  EXPECT_EQ(writePef(path, p), static_cast<int64_t>(serializePef(p).size()));
+  EXPECT_EQ(readFile(path), serializePef(p));
+  EXPECT_TRUE(readPef(path).weights[0].second.identical(p.weights[0].second));
+  std::remove(path.c_str());
 }
 
 TEST(PefTest, RefusesEveryTruncation) {

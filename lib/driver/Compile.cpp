@@ -594,12 +594,11 @@ CompileResult compileModel(const CompileOptions& given) {
   int64_t weightBytes = 0;
   for (const auto& [wname, t] : pef.weights)
     weightBytes += t.byteSize();
-  std::string bytes = serializePef(pef);
-  writeFileAtomic(r.pefPath, bytes);
+  int64_t pefBytes = writePef(r.pefPath, pef);
   log.line("compiled in " + std::to_string(compiledMs) + " ms without the weights; PEF of " +
-           std::to_string(bytes.size()) + " bytes: program part " +
-           std::to_string(static_cast<int64_t>(bytes.size()) - weightBytes) + ", weight data " +
-           std::to_string(weightBytes) + ", written in " +
+           std::to_string(pefBytes) + " bytes: program part " +
+           std::to_string(pefBytes - weightBytes) + ", weight data " + std::to_string(weightBytes) +
+           ", written in " +
            std::to_string(copyMs + std::chrono::duration<double, std::milli>(
                                        std::chrono::steady_clock::now() - w0)
                                        .count()) +

@@ -4,6 +4,9 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <climits>
 #include <cstring>
 #include <optional>
 
@@ -13,8 +16,9 @@ namespace {
 constexpr char kMagic[8] = {'S', 'H', 'A', 'R', 'D', 'P', 'E', 'F'};
 constexpr size_t kHeaderSize = 24, kTrailerSize = 8;
 
-uint64_t fnv1a(const char* p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+
+uint64_t fnv1a(const char* p, size_t n, uint64_t h = kFnvOffset) {
   for (size_t i = 0; i < n; ++i)
     h = (h ^ static_cast<uint8_t>(p[i])) * 0x100000001b3ull;
   return h;
@@ -156,7 +160,9 @@ std::string_view bufferKindName(BufferKind k) {
   return "?";
 }
 
-std::string serializePef(const Pef& in) {
+namespace {
+
+pef::Package toPackage(const Pef& in) {
   pef::Package p;
   p.set_shardc_version(in.shardcVersion);
   for (const auto& a : in.compileArgs)
@@ -214,17 +220,62 @@ std::string serializePef(const Pef& in) {
     toProto(PefTensor{name, t.type()}, w->mutable_spec());
     w->set_data(reinterpret_cast<const char*>(t.data()), t.byteSize());
   }
+  return p;
+}
+
+// The payload's size, refused past protobuf's limit on one message.
+size_t payloadSize(const pef::Package& p) {
+  size_t size = p.ByteSizeLong();
+  if (size > static_cast<size_t>(INT_MAX))
+    throw Error("cannot serialize the PEF: " + std::to_string(size) +
+                " bytes, over protobuf's 2 GiB message limit");
+  return size;
+}
+
+std::string header(size_t payloadBytes) {
+  std::string out(kMagic, sizeof kMagic);
+  putLE<uint32_t>(out, kPefFormatVersion);
+  putLE<uint32_t>(out, 0);
+  putLE<uint64_t>(out, payloadBytes);
+  return out;
+}
+
+// Protobuf's output in pieces, hashed and appended to the file as they come.
+class HashingFileStream : public google::protobuf::io::CopyingOutputStream {
+public:
+  explicit HashingFileStream(AtomicFileWriter& out) : out_(out) {}
+  void append(const char* data, size_t size) {
+    hash = fnv1a(data, size, hash);
+    out_.append(data, size);
+  }
+  bool Write(const void* buffer, int size) override {
+    try { // protobuf's code between here and the caller is not written for exceptions
+      append(static_cast<const char*>(buffer), static_cast<size_t>(size));
+      return true;
+    } catch (const Error& e) {
+      error = e.what();
+      return false;
+    }
+  }
+  uint64_t hash = kFnvOffset;
+  std::string error;
+
+private:
+  AtomicFileWriter& out_;
+};
+
+} // namespace
+
+std::string serializePef(const Pef& in) {
+  pef::Package p = toPackage(in);
   std::string payload;
-  if (!p.SerializeToString(&payload))
-    throw Error("cannot serialize the PEF (over protobuf's 2 GiB message limit?)");
+  payload.reserve(payloadSize(p));
+  if (!p.SerializeToString(&payload)) throw Error("cannot serialize the PEF");
   return wrapPefPayload(payload);
 }
 
 std::string wrapPefPayload(const std::string& payload) {
-  std::string out(kMagic, sizeof kMagic);
-  putLE<uint32_t>(out, kPefFormatVersion);
-  putLE<uint32_t>(out, 0);
-  putLE<uint64_t>(out, payload.size());
+  std::string out = header(payload.size());
   out += payload;
   putLE<uint64_t>(out, fnv1a(out.data(), out.size()));
   return out;
@@ -323,8 +374,24 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
   return out;
 }
 
-void writePef(const std::string& path, const Pef& pef) {
-  writeFileAtomic(path, serializePef(pef));
+int64_t writePef(const std::string& path, const Pef& pef) {
+  pef::Package p = toPackage(pef);
+  size_t size = payloadSize(p);
+  AtomicFileWriter file(path);
+  HashingFileStream out(file);
+  std::string head = header(size);
+  out.append(head.data(), head.size());
+  {
+    google::protobuf::io::CopyingOutputStreamAdaptor stream(&out, 1 << 20);
+    bool ok = p.SerializeToZeroCopyStream(&stream);
+    ok = stream.Flush() && ok;
+    if (!ok) throw Error(out.error.empty() ? path + ": cannot serialize the PEF" : out.error);
+  }
+  std::string trailer;
+  putLE<uint64_t>(trailer, out.hash);
+  out.append(trailer.data(), trailer.size());
+  file.commit();
+  return static_cast<int64_t>(head.size() + size + trailer.size());
 }
 
 Pef readPef(const std::string& path) {

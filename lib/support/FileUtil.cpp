@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace shardc {
 
@@ -53,50 +54,57 @@ std::string readFile(const std::string& path) {
   return data;
 }
 
-namespace {
-
-// Writes all of `contents` to `fd`; false on an error (errno set).
-bool writeAll(int fd, const std::string& contents) {
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-} // namespace
-
-void writeFileAtomic(const std::string& path, const std::string& contents) {
-  namespace fs = std::filesystem;
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+AtomicFileWriter::AtomicFileWriter(std::string path)
+    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
   // The contents go to an unnamed file first (O_TMPFILE), named only once complete: a process
   // killed while writing leaves nothing behind. Filesystems without O_TMPFILE get a named
   // temporary file, removed on every error.
-  std::string dir = fs::path(path).parent_path().string();
-  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
-  bool unnamed = fd >= 0;
-  if (!unnamed) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) throw Error(path + ": cannot write: " + std::strerror(errno));
-  bool ok = writeAll(fd, contents);
-  int e = errno;
-  if (ok && unnamed) {
-    std::string self = "/proc/self/fd/" + std::to_string(fd);
-    ok = ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) == 0;
-    e = errno;
+  std::string dir = std::filesystem::path(path_).parent_path().string();
+  fd_ = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  unnamed_ = fd_ >= 0;
+  if (!unnamed_) fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw Error(path_ + ": cannot write: " + std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  if (!unnamed_) std::remove(tmp_.c_str());
+}
+
+void AtomicFileWriter::append(const char* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd_, data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(path_ + ": write failed: " + std::strerror(n < 0 ? errno : EIO));
+    done += static_cast<size_t>(n);
   }
-  ::close(fd);
-  if (!ok) {
-    if (!unnamed) std::remove(tmp.c_str());
-    throw Error(path + ": write failed: " + std::strerror(e));
+}
+
+void AtomicFileWriter::commit() {
+  if (unnamed_) {
+    std::string self = "/proc/self/fd/" + std::to_string(fd_);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp_.c_str(), AT_SYMLINK_FOLLOW) != 0)
+      throw Error(path_ + ": write failed: " + std::strerror(errno));
+    unnamed_ = false; // named now: the destructor removes it if the rename fails
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    e = errno;
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot rename into place: " + std::strerror(e));
+  if (::close(std::exchange(fd_, -1)) != 0) {
+    int e = errno;
+    std::remove(tmp_.c_str());
+    throw Error(path_ + ": write failed: " + std::strerror(e));
   }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    int e = errno;
+    std::remove(tmp_.c_str());
+    throw Error(path_ + ": cannot rename into place: " + std::strerror(e));
+  }
+}
+
+void writeFileAtomic(const std::string& path, const std::string& contents) {
+  AtomicFileWriter w(path);
+  w.append(contents.data(), contents.size());
+  w.commit();
 }
 
 void checkWritable(const std::string& path, const std::string& what, bool folder) {

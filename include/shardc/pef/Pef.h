@@ -79,7 +79,9 @@ std::string serializePef(const Pef& pef);
 // step, and how the PEF fuzzer makes files whose checksum holds.
 std::string wrapPefPayload(const std::string& payload);
 Pef parsePef(const std::string& bytes, const std::string& path);
-void writePef(const std::string& path, const Pef& pef); // atomic: temporary file, then rename
+// Writes `pef` atomically (see AtomicFileWriter), the payload streamed to the file rather than
+// assembled in memory first; returns the file's bytes.
+int64_t writePef(const std::string& path, const Pef& pef);
 Pef readPef(const std::string& path);
 
 // A PEF's program ready to run: parsed and verified IR, weights checked against the
