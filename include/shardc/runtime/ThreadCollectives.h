@@ -38,7 +38,7 @@ private:
     std::mutex mutex;
     std::condition_variable arrived;
     int64_t size, waiting = 0;
-    uint64_t generation = 0;
+    std::atomic<uint64_t> generation = 0; // written under the mutex, read by spinning waiters
     // boxes[round % 2][to * size + from], by rank in the group. Two sets, so a device
     // already sending in round k+1 cannot overwrite what a slower one has still to read
     // from round k: reaching round k+2 takes every member past round k+1's barrier.
