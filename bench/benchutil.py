@@ -32,15 +32,15 @@ def run_quiet(cmd):
 GPT_LOSS = os.path.join(ROOT, "test", "import", "Inputs", "gpt_loss")
 
 
-def parse_gpt_step_args(doc):
+def parse_gpt_step_args(doc, steps=10):
     """Flags of the benchmarks that time the GPT fixture's training step: --build, --repeats
-    (default 3), --steps (timed steps per run, 10) and --batch (8)."""
+    (default 3), --steps (timed steps per run, `steps`) and --batch (8)."""
     import argparse
 
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     add_common_args(ap)
     ap.set_defaults(repeats=3)
-    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=steps)
     ap.add_argument("--batch", type=int, default=8)
     return ap.parse_args()
 
