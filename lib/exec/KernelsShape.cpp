@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace shardc {
 namespace {
@@ -24,6 +25,20 @@ Strides rowMajorOf(const Shape& s) {
   return r;
 }
 
+// The destination and source offsets (in elements) of entry `index` of the index space made
+// by the first `dims` dims of `shape`.
+std::pair<int64_t, int64_t> outerOffsets(int64_t index, size_t dims, const Shape& shape,
+                                         const Strides& ds, const Strides& ss) {
+  int64_t doff = 0, soff = 0;
+  for (size_t d = dims; d-- > 0;) {
+    int64_t i = index % shape[d];
+    index /= shape[d];
+    doff += i * ds[d];
+    soff += i * ss[d];
+  }
+  return {doff, soff};
+}
+
 // A transpose-like copy of 4-byte elements (the destination's rows contiguous, the source's
 // not): the last two dims in 32 x 32 tiles, so reads and writes both stay in cache lines.
 void tiledCopy(uint32_t* dst, const Strides& ds, const uint32_t* src, const Strides& ss,
@@ -37,13 +52,7 @@ void tiledCopy(uint32_t* dst, const Strides& ds, const uint32_t* src, const Stri
 #pragma omp for schedule(static)
     for (int64_t pt = 0; pt < planes * rowTiles; ++pt) {
       int64_t plane = pt / rowTiles, i0 = (pt % rowTiles) * kTile;
-      int64_t doff = 0, soff = 0, r = plane;
-      for (size_t d = rank - 2; d-- > 0;) {
-        int64_t i = r % shape[d];
-        r /= shape[d];
-        doff += i * ds[d];
-        soff += i * ss[d];
-      }
+      auto [doff, soff] = outerOffsets(plane, rank - 2, shape, ds, ss);
       int64_t i1 = std::min(rows, i0 + kTile);
       for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
         int64_t j1 = std::min(cols, j0 + kTile);
@@ -76,13 +85,7 @@ void stridedCopy(uint8_t* dst, const Strides& ds, const uint8_t* src, const Stri
   parallelRegion(t, [&] {
 #pragma omp for schedule(static)
     for (int64_t row = 0; row < rows; ++row) {
-      int64_t doff = 0, soff = 0, r = row;
-      for (size_t d = rank - 1; d-- > 0;) {
-        int64_t i = r % shape[d];
-        r /= shape[d];
-        doff += i * ds[d];
-        soff += i * ss[d];
-      }
+      auto [doff, soff] = outerOffsets(row, rank - 1, shape, ds, ss);
       uint8_t* drow = dst + doff * static_cast<int64_t>(es);
       const uint8_t* srow = src + soff * static_cast<int64_t>(es);
       if (rowsContiguous) {
