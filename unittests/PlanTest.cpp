@@ -397,6 +397,38 @@ func @attn(input %s: f32[2,3,16,16], input %m: i1[1,1,16,16]) -> (y: f32[2,3,16,
   }
 }
 
+// Rows shorter than a vector run 16 to a block, a row per lane, and what is left row by row:
+// a causal-masked softmax over 8 keys (40 rows: two blocks and 8 rows), softmax and
+// log_softmax over rows of 5 (37 rows), one row with a -inf score and one with scores of
+// 1e4, as the interpreter computes them.
+TEST(PlanTest, ShortRowSoftmaxMatchesTheInterpreter) {
+  Planned p = plan(R"(
+func @short(input %s: f32[1,5,8,8], input %m: i1[1,1,8,8], input %x: f32[37,5]) -> (y: f32[1,5,8,8], l: f32[37,5], z: f32[37,5]) {
+  %inf = constant() {value = dense<f32[], [-inf]>} : f32[]
+  %w = where(%m, %inf, %s) : f32[1,5,8,8]
+  %y = softmax(%w) {axis = 3} : f32[1,5,8,8]
+  %l = log_softmax(%x) {axis = 1} : f32[37,5]
+  %z = softmax(%x) {axis = -1} : f32[37,5]
+  return %y, %l, %z
+}
+)");
+  ASSERT_TRUE(p.m);
+  Tensor s(p.f().argument(0)->type()), m(p.f().argument(1)->type()), x(p.f().argument(2)->type());
+  for (int64_t k = 0; k < s.numel(); ++k)
+    s.setDouble(k, 0.37 * static_cast<double>((k * 13) % 17) - 3);
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 8; ++j)
+      m.setDouble(i * 8 + j, j > i);
+  for (int64_t k = 0; k < x.numel(); ++k)
+    x.setDouble(k, k / 5 == 17 ? 1e4 : 0.29 * static_cast<double>((k * 7) % 11) - 1.5);
+  x.setDouble(3 * 5 + 2, -std::numeric_limits<double>::infinity());
+  std::vector<Tensor> args{s, m, x};
+  std::vector<Tensor> want = interpret(p.f(), args), got = runCompiled(p.f(), args);
+  std::vector<Tensor> size = interpret(p.f(), absoluteValues(args));
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(nearReference(got[i], want[i], size[i])) << p.f().results()[i].name;
+}
+
 // A one-hot mask as cross-entropy builds it: iota compared with integer labels, counted in
 // the loop that reads it (not a constant); labels outside the row, past 2^24 and negative
 // included, match no index, as in the interpreter. A small iota is a constant read as

@@ -11,8 +11,9 @@
 
 namespace shardc {
 
-Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads)
-    : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)), reference_(reference) {
+Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads,
+                   bool timed)
+    : l_(l), f_(*l.entry), whole_(std::move(wholeArgs)), reference_(reference), timed_(timed) {
   for (size_t i = 0; i < f_.results().size(); ++i)
     if (f_.results()[i].tiedArg < 0) untied_.push_back(i);
   int64_t devices = 1;
@@ -41,7 +42,16 @@ Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool refer
       bodies.push_back({l.module->findFunction(b.function), b.plan});
     compiled_.push_back(std::make_unique<CompiledFunction>(f_, l.pef.programs[0].plan, perDevice,
                                                            std::move(bodies)));
+    if (timed) compiled_.back()->timeSteps();
   }
+}
+
+ExecStats Executor::times() const {
+  ExecStats s;
+  s.secondsByKernel = secondsByOp_;
+  for (const auto& c : compiled_)
+    c->addTimes(s);
+  return s;
 }
 
 Executor::~Executor() = default;
@@ -102,13 +112,6 @@ std::vector<Tensor> Executor::runDevice(size_t d, std::vector<Tensor>& args, Col
     std::vector<Tensor> out(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(keep));
     std::lock_guard<std::mutex> lock(mu_);
     peakBytes_ = std::max(peakBytes_, st.peakBytes);
-    for (const auto& [k, sec] : st.secondsByKernel)
-      secondsByOp_[k] += sec;
-    for (const auto& [k, sec] : st.secondsByStep)
-      secondsByStep_[k] += sec;
-    secondsByStepIndex_.resize(st.secondsByStepIndex.size(), 0);
-    for (size_t i = 0; i < st.secondsByStepIndex.size(); ++i)
-      secondsByStepIndex_[i] += st.secondsByStepIndex[i];
     return out;
   }
   InterpreterStats st;

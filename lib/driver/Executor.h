@@ -20,7 +20,9 @@ namespace shardc {
 // interpreter.
 class Executor {
 public:
-  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads);
+  // `timed`: time every kernel for times() (the interpreter always times its ops).
+  Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool reference, int threads,
+           bool timed = false);
   ~Executor();
 
   // One step; the whole value of the first `keep` results that are not tied to an argument
@@ -37,13 +39,10 @@ public:
   // The most bytes one device held at once, over all steps: arguments and live op results
   // (the interpreter), or arguments, arena and constants (the compiled plan).
   int64_t peakBytes() const { return peakBytes_; }
-  // Kernel seconds per op name (per kernel of the plan when compiled), over all steps and
-  // devices.
-  const std::map<std::string, double>& secondsByOp() const { return secondsByOp_; }
-  // Compiled runs: seconds per step of the plan (its label), over all steps and devices.
-  const std::map<std::string, double>& secondsByStep() const { return secondsByStep_; }
-  // Compiled runs: seconds per step of the plan by its index, over all steps and devices.
-  const std::vector<double>& secondsByStepIndex() const { return secondsByStepIndex_; }
+  // A timed run's seconds over all steps and devices of this process: per kernel of the
+  // plan (per op name in the interpreter), and for compiled runs per step of the plan by
+  // label and by index.
+  ExecStats times() const;
 
 private:
   std::vector<Tensor> runDevice(size_t d, std::vector<Tensor>& args, Collectives* comm, size_t keep,
@@ -54,15 +53,14 @@ private:
   const LoadedPef& l_;
   const Function& f_;
   std::vector<Tensor> whole_; // unpartitioned programs: the arguments
-  bool reference_;
-  std::vector<double> secondsByStepIndex_;
+  bool reference_, timed_;
   std::vector<size_t> untied_; // indices of the results that are not tied to an argument
   std::vector<std::vector<Tensor>> local_;                  // per device (one under MPI)
   std::vector<std::unique_ptr<CompiledFunction>> compiled_; // per device in this process
   std::unique_ptr<MpiCollectives> comm_;
   std::mutex mu_;
   int64_t peakBytes_ = 0;
-  std::map<std::string, double> secondsByOp_, secondsByStep_;
+  std::map<std::string, double> secondsByOp_; // the interpreter's
 };
 
 } // namespace shardc

@@ -388,7 +388,7 @@ void runPef(const RunOptions& o) {
                       {"--checkpoint-dir and --checkpoint-every",
                        text(o.checkpointDir) + static_cast<uint64_t>(o.checkpointEvery)}});
   }
-  Executor exec(l, std::move(args), o.reference, o.threads);
+  Executor exec(l, std::move(args), o.reference, o.threads, o.stats || o.measureSections);
   StepReporter report(root ? o.metrics : "", !o.resume.empty(), at.step, total, epochs,
                       learningRateOf(l.pef), root && (data || ::isatty(2) == 1) && training);
 
@@ -466,8 +466,9 @@ void runPef(const RunOptions& o) {
     std::printf("steps: %lld, median step %.6f s, first step %.6f s\n",
                 static_cast<long long>(stepsRun), sorted[sorted.size() / 2], seconds[0]);
     std::printf("peak bytes held per device: %lld\n", static_cast<long long>(exec.peakBytes()));
+    ExecStats times = exec.times();
     std::vector<std::pair<double, std::string>> ops;
-    for (const auto& [op, sec] : exec.secondsByOp())
+    for (const auto& [op, sec] : times.secondsByKernel)
       ops.emplace_back(sec, op);
     std::sort(ops.rbegin(), ops.rend());
     std::printf(o.reference ? "kernel seconds per step by op (summed over devices):"
@@ -476,7 +477,7 @@ void runPef(const RunOptions& o) {
       std::printf(" %s %.6f", op.c_str(), sec / static_cast<double>(stepsRun));
     std::printf("\n");
     std::vector<std::pair<double, std::string>> steps;
-    for (const auto& [label, sec] : exec.secondsByStep())
+    for (const auto& [label, sec] : times.secondsByStep)
       steps.emplace_back(sec, label);
     std::sort(steps.rbegin(), steps.rend());
     if (!steps.empty()) std::printf("slowest kernels of the plan, seconds per step:\n");
@@ -484,7 +485,8 @@ void runPef(const RunOptions& o) {
       std::printf("  %.6f %s\n", steps[i].first / static_cast<double>(stepsRun),
                   steps[i].second.c_str());
   }
-  if (o.measureSections && root) printSectionTimes(l, exec.secondsByStepIndex(), stepsRun, opLimit);
+  if (o.measureSections && root)
+    printSectionTimes(l, exec.times().secondsByStepIndex, stepsRun, opLimit);
   NamedTensors params, stateAfter;
   if (!o.saveWeights.empty()) params = argumentsOfKind(exec, f, ArgKind::Param);
   if (!o.saveState.empty()) stateAfter = argumentsOfKind(exec, f, ArgKind::OptState);

@@ -130,34 +130,54 @@ void CompiledFunction::homes(ExecContext& ctx, ArgPtr argPtr, ResultPtr resultPt
   }
 }
 
-void CompiledFunction::runSteps(ExecContext& ctx, ExecStats* stats, int64_t opLimit, bool body) {
-  if (stats && !body) stats->secondsByStepIndex.resize(kernels_.size(), 0);
-  omp_set_num_threads(threads_);
-  for (size_t s = 0; s < kernels_.size(); ++s) {
-    if (opLimit >= 0 && plan_.steps[s].ops.back() >= opLimit) continue;
-    auto t0 = std::chrono::steady_clock::now();
-    try {
-      kernels_[s]->run(ctx);
-    } catch (const Error& e) { // a data-dependent failure: an index out of range, x / 0
-      if (anchors_[s]->def().callsFunction) throw;
-      throw opError(*anchors_[s], e);
-    }
-    if (stats) {
-      double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      // A call's time is its body's kernels', counted by them.
-      if (!anchors_[s]->def().callsFunction) stats->secondsByKernel[plan_.steps[s].kernel] += sec;
-      stats->secondsByStep[labels_[s]] += sec;
-      if (!body) stats->secondsByStepIndex[s] += sec;
-    }
+void CompiledFunction::runStep(ExecContext& ctx, size_t s) {
+  try {
+    kernels_[s]->run(ctx);
+  } catch (const Error& e) { // a data-dependent failure: an index out of range, x / 0
+    if (anchors_[s]->def().callsFunction) throw;
+    throw opError(*anchors_[s], e);
   }
 }
 
+void CompiledFunction::runSteps(ExecContext& ctx, int64_t opLimit) {
+  omp_set_num_threads(threads_);
+  for (size_t s = 0; s < kernels_.size(); ++s) {
+    if (opLimit >= 0 && plan_.steps[s].ops.back() >= opLimit) continue;
+    if (!timed_) {
+      runStep(ctx, s);
+      continue;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    runStep(ctx, s);
+    stepSeconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+}
+
+void CompiledFunction::timeSteps() {
+  timed_ = true;
+  stepSeconds_.assign(kernels_.size(), 0);
+  for (const auto& b : bodies_)
+    b->timeSteps();
+}
+
+void CompiledFunction::addTimes(ExecStats& into, bool indexed) const {
+  if (indexed)
+    into.secondsByStepIndex.resize(std::max(into.secondsByStepIndex.size(), stepSeconds_.size()));
+  for (size_t s = 0; s < stepSeconds_.size(); ++s) {
+    // A call's time is its body's kernels', counted by them.
+    if (!anchors_[s]->def().callsFunction)
+      into.secondsByKernel[plan_.steps[s].kernel] += stepSeconds_[s];
+    into.secondsByStep[labels_[s]] += stepSeconds_[s];
+    if (indexed) into.secondsByStepIndex[s] += stepSeconds_[s];
+  }
+  for (const auto& b : bodies_)
+    b->addTimes(into, false);
+}
+
 void CompiledFunction::runCall(const std::vector<uint8_t*>& args,
-                               const std::vector<uint8_t*>& results, Collectives* comm,
-                               ExecStats* stats) {
+                               const std::vector<uint8_t*>& results, Collectives* comm) {
   ExecContext ctx;
   ctx.comm = comm;
-  ctx.stats = stats;
   homes(
       ctx, [&](size_t i) { return args[i]; },
       [&](size_t k) {
@@ -166,7 +186,7 @@ void CompiledFunction::runCall(const std::vector<uint8_t*>& args,
           if (f_.results()[i].tiedArg < 0 && seen++ == k) return results[i];
         return static_cast<uint8_t*>(nullptr);
       });
-  runSteps(ctx, stats, -1, true);
+  runSteps(ctx, -1);
   // Results made elsewhere (a view of an argument, a constant) are copied out; tied results
   // not written in place are staged first, so that every source is read before an argument
   // changes.
@@ -207,7 +227,6 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
                   f_.argument(i)->type().str() + ", got " + args[i].type().str());
   ExecContext ctx;
   ctx.comm = comm;
-  ctx.stats = stats;
   homes(
       ctx, [&](size_t i) { return args[i].data(); }, [&](size_t k) { return results_[k].data(); });
   // A partial run keeps the arguments: those a step it runs writes in place are restored.
@@ -216,7 +235,7 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Coll
     for (size_t i = 0; i < f_.results().size(); ++i)
       if (int64_t tied = f_.results()[i].tiedArg; tied >= 0)
         kept.emplace_back(static_cast<size_t>(tied), args[static_cast<size_t>(tied)]);
-  runSteps(ctx, stats, opLimit, false);
+  runSteps(ctx, opLimit);
   for (auto& [arg, t] : kept)
     if (t.byteSize()) std::memcpy(args[arg].data(), t.data(), t.byteSize());
   std::vector<std::pair<size_t, Tensor>> tiedCopies;

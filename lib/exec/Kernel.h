@@ -19,7 +19,6 @@ namespace shardc {
 class Collectives;
 class CompiledFunction;
 class Op;
-struct ExecStats;
 
 namespace dnnl_glue {
 struct Context; // the oneDNN engine and stream of one CompiledFunction
@@ -32,7 +31,6 @@ struct ExecContext {
   int threads = 1; // intra-op threads this device may use
   dnnl_glue::Context* dnnl = nullptr;
   uint8_t* scratch = nullptr; // scratchBytes() of the running kernel, shared by all steps
-  ExecStats* stats = nullptr; // a call's body adds its kernels' times here
 };
 
 // Runs `body` on `threads` OpenMP threads, or inline on one: a serial OpenMP region still

@@ -22,7 +22,7 @@ public:
       argPtrs_[i] = ctx.ptr[static_cast<size_t>(args_[i])];
     for (size_t i = 0; i < results_.size(); ++i)
       resultPtrs_[i] = ctx.ptr[static_cast<size_t>(results_[i])];
-    body_.runCall(argPtrs_, resultPtrs_, ctx.comm, ctx.stats);
+    body_.runCall(argPtrs_, resultPtrs_, ctx.comm);
   }
 
 private:

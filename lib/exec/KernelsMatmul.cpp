@@ -293,7 +293,8 @@ public:
   // at its plain rate. oneDNN 2.6's GEMM reads a tall transposed source (k > n) at about
   // half its plain rate on AVX2 (60 against 103 GFLOP/s for k 1024, n 256, 1024 rows, 2
   // threads): there X^T is copied plain into scratch first, which costs far less than it
-  // saves.
+  // saves. Not below kBlasFlops, where the GEMM is oneDNN's even with OpenBLAS: the copy's
+  // second primitive costs more than it saves (0.5 MFLOP: 15 -> 5 us; 8 MFLOP: 45 -> 31 us).
   bool bindBatchReduced(const BindArgs& a, const Op& mm,
                         const std::map<const Value*, const Op*>& inStep) {
     const Op* red = nullptr;
@@ -317,7 +318,7 @@ public:
       useBlas_ = true;
       return true;
     }
-    bool copy = k > n;
+    bool copy = k > n && flops_ >= kBlasFlops;
     transposedDesc_ = dnnl_glue::f32Desc({k, rows}, {1, k});
     srcDesc_ = copy ? dnnl_glue::f32Desc({k, rows}, {rows, 1}) : transposedDesc_;
     weiDesc_ = dnnl_glue::f32Desc({rows, n}, {n, 1});

