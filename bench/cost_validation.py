@@ -6,7 +6,8 @@ predicted step time and peak memory (from the PEF's cost estimate) against measu
 the mean relative error of step time, and the relative error of peak memory.
 
 The targets are measured here first: `shardc calibrate` (in-process collectives) for the
-thread runs, `mpirun -np 2 shardc calibrate` (MPI collectives) for the MPI runs.
+thread runs, `mpirun -np 4 shardc calibrate --mpi` (MPI collectives, as many ranks as the
+largest case) for the MPI runs; their summaries are printed.
 
 The model predicts a step of a run that has settled: each run's median is over 50 steps (a
 step of this fixture takes under a millisecond, and over 10 steps the median was ~10% above
@@ -61,12 +62,16 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as out:
         targets = {"threads": os.path.join(out, "threads.yaml")}
-        subprocess.run([shardc, "calibrate", "--output", targets["threads"]], check=True,
-                       stdout=subprocess.DEVNULL)
+        calibrated = subprocess.run([shardc, "calibrate", "--output", targets["threads"]],
+                                    check=True, capture_output=True, text=True).stdout
         if mpi:
             targets["mpirun"] = os.path.join(out, "mpi.yaml")
-            subprocess.run(mpi + ["-np", "2", shardc, "calibrate", "--output", targets["mpirun"]],
-                           check=True, stdout=subprocess.DEVNULL)
+            # As many ranks as the largest case runs: with more ranks than cores, calibrate
+            # also measures what a collective waits for ranks that take turns on a core.
+            ranks = str(max(devices for _, _, devices in STRATEGIES))
+            calibrated += subprocess.run(mpi + ["-np", ranks, shardc, "calibrate", "--mpi",
+                                                "--output", targets["mpirun"]],
+                                         check=True, capture_output=True, text=True).stdout
         inputs = gpt_batch_inputs(out, a.batch)
         for name, flags, devices in STRATEGIES:
             for how, target in targets.items():
@@ -90,6 +95,7 @@ def main():
                 peak = max(m[1] for m in measured)
                 rows.append((name, how if devices > 1 else "-", cost["step_seconds"], step,
                              cost["memory"]["peak_bytes"], peak))
+    print("".join(l + "\n" for l in calibrated.splitlines() if not l.startswith("wrote ")), end="")
     print(f"GPT fixture, Adam, batch {a.batch}, median step of {a.steps} steps, {a.repeats} runs, "
           f"{os.cpu_count()} cores")
     print(f"{'strategy':18} {'devices as':10} {'pred ms':>8} {'meas ms':>8} {'rel err':>8} "

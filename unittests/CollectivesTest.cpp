@@ -346,6 +346,38 @@ TEST(CollectivesTest, AFailingDeviceAbortsTheOthers) {
   }
 }
 
+// Device threads kept across runs pair each run's collectives with the same run's on the
+// other devices; a failure stops them for good.
+TEST(CollectivesTest, DeviceThreadsServeManyRuns) {
+  DeviceThreads devices(Mesh::parse("data=2,model=2"));
+  for (int run = 1; run <= 50; ++run) {
+    auto results = devices.run([&](Collectives& c) {
+      Tensor x = f32({1}, {static_cast<double>(run * (c.device() + 1))});
+      x = c.allReduce(x, {"model"});
+      return std::vector<Tensor>{c.allReduce(x, {"data", "model"})};
+    });
+    ASSERT_EQ(results.size(), 4u);
+    for (const auto& r : results)
+      ASSERT_EQ(r[0].getDouble(0), run * 20.0) << "run " << run; // 2 (1 + 2) + 2 (3 + 4)
+  }
+  auto failing = [](Collectives& c) {
+    if (c.device() == 1) throw Error("boom");
+    return std::vector<Tensor>{c.allReduce(f32({1}, {1}), {"data"})};
+  };
+  EXPECT_THROW(
+      try { devices.run(failing); } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "device 1: boom");
+        throw;
+      },
+      Error);
+  EXPECT_THROW(
+      try { devices.run(failing); } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "device 1: boom (the devices stopped then)");
+        throw;
+      },
+      Error);
+}
+
 namespace {
 const char* kProgram = R"(
 func @step(input %x: f32[2,3], param %w: f32[3,4]) -> (y: f32[2,4], g: f32[4,4], p: f32[2,3]) {

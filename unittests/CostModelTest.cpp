@@ -194,6 +194,14 @@ func @f(input %x: f32[1000]) -> (y: f32[1000]) {
   CostReport s = makeAnalyticCostModel(shared)->evaluate(*m->functions()[0], mesh);
   EXPECT_DOUBLE_EQ(s.commSeconds, 4 * r.commSeconds);
   EXPECT_DOUBLE_EQ(s.collectives[0].seconds, 4 * r.collectives[0].seconds);
+  // And each collective waits for its descheduled peers: 3 devices per core past the first.
+  shared.intraNode.oversubscribedWait = 2e-5;
+  CostReport w = makeAnalyticCostModel(shared)->evaluate(*m->functions()[0], mesh);
+  EXPECT_DOUBLE_EQ(w.commSeconds, 4 * r.commSeconds + 3 * 2e-5);
+  // Devices that fit the cores never wait so.
+  shared.computeUnits = 8;
+  CostReport fit = makeAnalyticCostModel(shared)->evaluate(*m->functions()[0], mesh);
+  EXPECT_DOUBLE_EQ(fit.commSeconds, r.commSeconds);
 }
 
 } // namespace

@@ -83,6 +83,10 @@ TEST(TargetTest, ParsesEveryField) {
   Target shared = parseTarget(kValid + "compute_units: 2\ndevice_compute_units: 2\n", "t.yaml");
   EXPECT_EQ(shared.computeUnits, 2);
   EXPECT_EQ(shared.deviceComputeUnits, 2);
+  EXPECT_DOUBLE_EQ(t.intraNode.oversubscribedWait, 0); // default
+  Target waits = parseTarget(
+      replaced("latency: 1e-6}", "latency: 1e-6, oversubscribed_wait: 2e-5}"), "t.yaml");
+  EXPECT_DOUBLE_EQ(waits.intraNode.oversubscribedWait, 2e-5);
 }
 
 TEST(TargetTest, ErrorsNameTheFileAndField) {
@@ -104,6 +108,8 @@ TEST(TargetTest, ErrorsNameTheFileAndField) {
             "t.yaml:10: field 'device_compute_units' must be at least 1 (got 0)");
   EXPECT_EQ(errorOf(replaced("latency: 1e-6", "latency: -1")),
             "t.yaml:7: field 'intra_node.latency' must be zero or positive (got -1)");
+  EXPECT_EQ(errorOf(replaced("latency: 1e-6}", "latency: 1e-6, oversubscribed_wait: -1}")),
+            "t.yaml:7: field 'intra_node.oversubscribed_wait' must be zero or positive (got -1)");
   EXPECT_EQ(errorOf(replaced("bandwidth: 1e9,", "bandwidth: fast,")),
             "t.yaml:8: field 'inter_node.bandwidth' must be a number (got fast)");
   EXPECT_EQ(errorOf(replaced("inter_node: {bandwidth: 1e9, latency: 1e-5}", "inter_node: {}")),

@@ -213,10 +213,14 @@ public:
         r.computeByOp[name] += seconds / static_cast<double>(g.opNames.size());
     }
     // A collective's copies and waits run on the devices' own threads, which take turns
-    // once they outnumber the cores.
-    r.commSeconds *= fixedSlower;
-    for (CollectiveCost& c : r.collectives)
+    // once they outnumber the cores, and it waits for its descheduled peers.
+    r.commSeconds = 0;
+    for (CollectiveCost& c : r.collectives) {
+      const LinkSpec& link = c.crossesNodes ? t_.interNode : t_.intraNode;
       c.seconds *= fixedSlower;
+      if (c.group > 1) c.seconds += (fixedSlower - 1) * link.oversubscribedWait;
+      r.commSeconds += c.seconds;
+    }
     r.commSeconds += called.commSeconds;
     r.collectives.insert(r.collectives.end(), called.collectives.begin(), called.collectives.end());
     r.stepSeconds = r.computeSeconds + r.commSeconds;

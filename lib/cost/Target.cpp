@@ -106,9 +106,12 @@ public:
   }
 
   LinkSpec link(const YAML::Node& n, const std::string& field) const {
-    auto f = fields(n, field, {"bandwidth", "latency"});
-    return {positive(require(f, "bandwidth", field + "."), field + ".bandwidth"),
-            nonNegative(require(f, "latency", field + "."), field + ".latency")};
+    auto f = fields(n, field, {"bandwidth", "latency", "oversubscribed_wait"});
+    LinkSpec l{positive(require(f, "bandwidth", field + "."), field + ".bandwidth"),
+               nonNegative(require(f, "latency", field + "."), field + ".latency")};
+    if (auto it = f.find("oversubscribed_wait"); it != f.end())
+      l.oversubscribedWait = nonNegative(it->second, field + ".oversubscribed_wait");
+    return l;
   }
 
   std::map<DType, double> flops(const YAML::Node& n) const {

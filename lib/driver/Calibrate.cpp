@@ -64,6 +64,18 @@ double medianSeconds(int runs, const std::function<void()>& fn, int warmup = 0) 
   return t[t.size() / 2];
 }
 
+// The mean of `runs` calls after 10 untimed ones, for what a step pays summed over many
+// calls whose times vary from call to call (a collective's wait for its peers).
+double meanSeconds(int runs, const std::function<void()>& fn) {
+  for (int i = 0; i < 10; ++i)
+    fn();
+  return seconds([&] {
+           for (int i = 0; i < runs; ++i)
+             fn();
+         }) /
+         runs;
+}
+
 Tensor ones(const TensorType& t) {
   return Tensor::fromDoubles(t, std::vector<double>(static_cast<size_t>(t.numel()), 1.0));
 }
@@ -143,7 +155,7 @@ double opOverhead(const Sizes& s) {
   f->addResult("r", v);
   std::vector<Tensor> args{ones(x->type())};
   CompiledFunction cf(*f, buildPlan(*f), intraOpThreads(1, 0));
-  return medianSeconds(s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
+  return medianSeconds(5 * s.runs, [&] { cf.run(args); }) / static_cast<double>(s.chainOps);
 }
 
 // The runtime's fixed cost per kernel as a plan pays it: kernels of different kinds over
@@ -187,7 +199,7 @@ double planKernelOverhead(const Sizes& s, const Target& figures) {
   double work = makeAnalyticCostModel(figures)->evaluate(*f, Mesh(), &kernelOf).stepSeconds;
   auto kernels = static_cast<double>(plan.steps.size());
   CompiledFunction cf(*f, std::move(plan), intraOpThreads(1, 0));
-  return std::max(0.0, medianSeconds(s.runs, [&] { cf.run(args); }) - work) / kernels;
+  return std::max(0.0, medianSeconds(5 * s.runs, [&] { cf.run(args); }) - work) / kernels;
 }
 
 // What a small GEMM takes beyond its FLOPs at the large GEMM's rate and the runtime's
@@ -215,23 +227,24 @@ double gemmBatchOverhead(const Sizes& s, double rate) {
   return std::max(0.0, (time(kBatch) - one) / static_cast<double>(kBatch - 1));
 }
 
-// all_reduce over every device, timed on device 0: the median seconds for f32[1] and
-// f32[big]. Each device's first all_reduce is untimed and lines the devices up.
+// all_reduce over every device, timed on device 0: the mean seconds for f32[1] (a step pays
+// the sum of many) and the median for f32[big]. Each device makes the same calls.
 std::pair<double, double> allReduceTimes(Collectives& c, const Sizes& s) {
   std::vector<std::string> axes{c.mesh().axes()[0].name};
-  auto timeOf = [&](int64_t n) {
-    Tensor t = ones({DType::F32, {n}});
-    return medianSeconds(
-        s.runs, [&] { c.allReduce(t, axes); }, 1);
-  };
-  double small = timeOf(1);
-  return {small, timeOf(s.reduceBig)};
+  Tensor one = ones({DType::F32, {1}}), big = ones({DType::F32, {s.reduceBig}});
+  double small = meanSeconds(20 * s.runs, [&] { c.allReduce(one, axes); });
+  return {small, medianSeconds(
+                     s.runs, [&] { c.allReduce(big, axes); }, 1)};
 }
 
 // The cost model's ring all_reduce over g devices takes 2(g-1) steps of latency + n/g bytes
 // over the link (on 2 devices: 2 latency + n / bandwidth); fit both from a 4-byte and a large
-// reduction.
-LinkSpec fitLink(std::pair<double, double> times, int64_t bigElements, int64_t group) {
+// reduction. With `share` > 1 devices per core, the model stretches a collective by `share`
+// (Target::computeUnits): the fit takes that out.
+LinkSpec fitLink(std::pair<double, double> times, int64_t bigElements, int64_t group,
+                 double share = 1) {
+  times.first /= std::max(1.0, share);
+  times.second /= std::max(1.0, share);
   double steps = 2.0 * static_cast<double>(group - 1);
   double bytes = 4.0 * static_cast<double>(bigElements) / static_cast<double>(group);
   return {steps * bytes / std::max(times.second - times.first, 1e-9), times.first / steps};
@@ -246,6 +259,76 @@ LinkSpec threadLink(const Sizes& s) {
     return std::vector<Tensor>{};
   });
   return fitLink(times, s.reduceBig, 2);
+}
+
+// Work for one core that no compiler drops or spreads: a chain of multiply-adds through
+// memory.
+void spin(int64_t iterations) {
+  volatile double x = 1;
+  for (int64_t i = 0; i < iterations; ++i)
+    x = x * 0.999 + 0.002;
+}
+
+// Iterations of spin() that take about 20 us on one core: a step's work between two
+// collectives in a small partitioned model.
+int64_t spinFor20us(const Sizes& s) {
+  constexpr int64_t kProbe = 100000;
+  double t = medianSeconds(s.runs, [] { spin(kProbe); });
+  return std::max<int64_t>(1, static_cast<int64_t>(20e-6 / t * kProbe));
+}
+
+// What a collective waits for peers to be scheduled when `share` devices take turns on each
+// core (share > 1): each device alternates about 20 us of work (`work` seconds alone) and an
+// all_reduce of f32[1], which alone takes `alone` back to back; the iteration's time beyond
+// the work of `share` devices and that all_reduce, per device per core past the first.
+// Means (meanSeconds). Timed on device 0; every device makes the same calls.
+double waitPerCollective(Collectives& c, const Sizes& s, int64_t iterations, double work,
+                         double share) {
+  std::vector<std::string> axes{c.mesh().axes()[0].name};
+  Tensor t = ones({DType::F32, {1}});
+  int runs = 20 * s.runs;
+  double alone = meanSeconds(runs, [&] { c.allReduce(t, axes); });
+  double both = meanSeconds(runs, [&] {
+    spin(iterations);
+    c.allReduce(t, axes);
+  });
+  return std::max(0.0, both - share * work - alone) / (share - 1);
+}
+
+// The spin that makes about 20 us of work, and what it takes alone.
+struct WaitProbe {
+  int64_t iterations;
+  double work;
+  explicit WaitProbe(const Sizes& s)
+      : iterations(spinFor20us(s)), work(medianSeconds(s.runs, [&] { spin(iterations); })) {}
+};
+
+// Thread devices, twice as many as the cores: the mean over 9 sets of device threads, since
+// how a set's threads happen to share the cores sets its wait (from 0 to 35 us here).
+double threadWait(const Sizes& s, unsigned cores) {
+  WaitProbe p(s);
+  constexpr int kRounds = 9;
+  double sum = 0;
+  for (int round = 0; round < kRounds; ++round)
+    runOnDevices(Mesh({{"x", 2 * static_cast<int64_t>(cores)}}), [&](Collectives& c) {
+      double w = waitPerCollective(c, s, p.iterations, p.work, 2.0);
+      if (c.device() == 0) sum += w;
+      return std::vector<Tensor>{};
+    });
+  return sum / kRounds;
+}
+
+// MPI ranks, `share` to a core: rank 0 times the spin alone, while the others wait in the
+// all_reduce that then hands its figures to every rank.
+double mpiWait(Collectives& c, const Sizes& s, double share) {
+  Tensor figures = Tensor::fromDoubles({DType::F64, {2}}, {0, 0});
+  if (c.device() == 0) {
+    WaitProbe p(s);
+    figures = Tensor::fromDoubles({DType::F64, {2}}, {static_cast<double>(p.iterations), p.work});
+  }
+  figures = c.allReduce(figures, {c.mesh().axes()[0].name});
+  return waitPerCollective(c, s, static_cast<int64_t>(figures.getDouble(0)), figures.getDouble(1),
+                           share);
 }
 
 double memTotalBytes() {
@@ -289,16 +372,28 @@ std::string calibrate(const CalibrateOptions& o) {
   Sizes s = o.quick ? Sizes{3, 64, 1 << 16, 200, 1 << 16} : Sizes{9, 512, 1 << 20, 2000, 1 << 20};
 
   // Every rank takes part in the MPI measurement; then rank 0 alone measures the rest.
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::optional<LinkSpec> mpiLink;
   int ranks = 0;
+  double ranksPerCore = 0;
   if (underMpi) {
     ranks = mpi::worldSize();
     MpiCollectives comm(Mesh({{"world", ranks}}));
-    mpiLink = fitLink(allReduceTimes(comm, s), s.reduceBig, ranks);
-    if (mpi::worldRank() != 0) return "";
+    ranksPerCore = static_cast<double>(mpi::ranksOnHost()) / threads;
+    mpiLink = fitLink(allReduceTimes(comm, s), s.reduceBig, ranks, ranksPerCore);
+    if (ranksPerCore > 1) mpiLink->oversubscribedWait = mpiWait(comm, s, ranksPerCore);
+    // The other ranks sleep while rank 0 measures the rest alone.
+    if (mpi::worldRank() != 0) {
+      mpi::barrier("waiting for rank 0's measurements");
+      return "";
+    }
   }
-
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  struct ReleaseRanks { // also when a measurement throws
+    bool mpi;
+    ~ReleaseRanks() {
+      if (mpi) mpi::barrier("releasing the other ranks");
+    }
+  } release{underMpi};
   std::map<DType, double> flops;
   for (DType dt : {DType::F32, DType::BF16, DType::F16})
     flops[dt] = matmulFlops(dt, s);
@@ -318,6 +413,7 @@ std::string calibrate(const CalibrateOptions& o) {
   double overhead = std::max(chainOverhead, planKernelOverhead(s, figures));
   double memory = memTotalBytes();
   LinkSpec intra = threadLink(s);
+  intra.oversubscribedWait = threadWait(s, threads);
   LinkSpec inter = mpiLink ? *mpiLink : loadTarget("cpu").interNode;
 
   std::string n = std::to_string(s.matmulN), big = std::to_string(s.reduceBig);
@@ -358,7 +454,12 @@ std::string calibrate(const CalibrateOptions& o) {
     << "                        # fitted to the cost model's ring: T = 2 latency + bytes / "
        "bandwidth\n"
     << "  bandwidth: " << num(intra.bandwidth) << "\n"
-    << "  latency: " << num(intra.latency) << "\n";
+    << "  latency: " << num(intra.latency) << "\n"
+    << "  oversubscribed_wait: " << num(intra.oversubscribedWait) << "  # " << 2 * threads
+    << " devices alternating ~20 us of work and an all_reduce of "
+    << "f32[1]:\n"
+    << "                             # per collective beyond both, per device per core past the "
+       "first\n";
   if (mpiLink)
     y << "inter_node:             # all_reduce over " << ranks << " MPI ranks, fitted alike\n";
   else
@@ -366,6 +467,11 @@ std::string calibrate(const CalibrateOptions& o) {
          "nominal figures\n";
   y << "  bandwidth: " << num(inter.bandwidth) << "\n"
     << "  latency: " << num(inter.latency) << "\n";
+  if (mpiLink)
+    y << "  oversubscribed_wait: " << num(inter.oversubscribedWait)
+      << (ranksPerCore > 1 ? "  # measured as for intra_node with the ranks of this run\n"
+                           : "  # not measured: no more ranks than cores (run with more to "
+                             "measure it)\n");
   std::string text = y.str();
   parseTarget(text, o.output.empty() ? "<calibrate>" : o.output); // what we write must load
 
@@ -381,10 +487,15 @@ std::string calibrate(const CalibrateOptions& o) {
       << " us and per matrix of a batch: " << num(perMatrix * 1e6) << " us\n"
       << "  memory: " << g(memory) << " GB\n"
       << "  all_reduce, 2 thread devices: latency " << num(intra.latency * 1e6) << " us, bandwidth "
-      << g(intra.bandwidth) << " GB/s\n";
+      << g(intra.bandwidth) << " GB/s; with 2 devices per core, a wait of "
+      << num(intra.oversubscribedWait * 1e6) << " us per collective\n";
   if (mpiLink)
     sum << "  all_reduce, " << ranks << " MPI ranks: latency " << num(inter.latency * 1e6)
-        << " us, bandwidth " << g(inter.bandwidth) << " GB/s\n";
+        << " us, bandwidth " << g(inter.bandwidth) << " GB/s"
+        << (ranksPerCore > 1 ? "; a wait of " + num(inter.oversubscribedWait * 1e6) +
+                                   " us per collective per rank per core past the first"
+                             : "")
+        << "\n";
   if (o.output.empty()) return sum.str() + text;
   writeFileAtomic(o.output, text);
   return sum.str() + "wrote " + o.output + "\n";

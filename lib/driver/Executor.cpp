@@ -30,6 +30,7 @@ Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool refer
       for (int64_t d = 0; d < n; ++d)
         local_.push_back(shard(whole_, d));
       devices = n;
+      devices_ = std::make_unique<DeviceThreads>(l.mesh);
     }
     whole_.clear(); // the devices hold their pieces now
   }
@@ -66,7 +67,7 @@ std::vector<Tensor> Executor::step(size_t keep, int64_t opLimit) {
       out.push_back(gatherWhole(results[k], l_.resultShardings[untied_[k]]));
     return out;
   }
-  auto results = runOnDevices(l_.mesh, [&](Collectives& c) {
+  auto results = devices_->run([&](Collectives& c) {
     auto d = static_cast<size_t>(c.device());
     return runDevice(d, local_[d], &c, keep, opLimit);
   });

@@ -14,6 +14,7 @@
 #include <vector>
 
 namespace shardc {
+class DeviceThreads;
 
 // Runs the program step by step; returns whole outputs (on MPI rank 0 only). Each device
 // runs the PEF's executable plan on native kernels, or (`reference`) the reference
@@ -58,6 +59,7 @@ private:
   std::vector<std::vector<Tensor>> local_;                  // per device (one under MPI)
   std::vector<std::unique_ptr<CompiledFunction>> compiled_; // per device in this process
   std::unique_ptr<MpiCollectives> comm_;
+  std::unique_ptr<DeviceThreads> devices_; // the mesh's devices as threads of this process
   std::mutex mu_;
   int64_t peakBytes_ = 0;
   std::map<std::string, double> secondsByOp_; // the interpreter's

@@ -67,6 +67,21 @@ int worldSize() {
   return n;
 }
 
+void barrier(const std::string& what) {
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  await(req, what);
+}
+
+int ranksOnHost() {
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int n;
+  MPI_Comm_size(host, &n);
+  MPI_Comm_free(&host);
+  return n;
+}
+
 std::vector<Tensor> gatherToRoot(const Tensor& local) {
   if (local.byteSize() > INT_MAX) throw Error(local.type().str() + " is too large to gather");
   int n = worldSize();

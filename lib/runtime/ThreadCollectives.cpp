@@ -86,41 +86,91 @@ std::vector<Tensor> ThreadCollectives::exchange(const std::vector<std::string>& 
   return got;
 }
 
-std::vector<std::vector<Tensor>>
-runOnDevices(const Mesh& mesh, const std::function<std::vector<Tensor>(Collectives&)>& body) {
-  ThreadWorld world(mesh);
-  size_t n = static_cast<size_t>(mesh.numDevices());
-  std::vector<std::vector<Tensor>> results(n);
-  std::mutex mutex;
-  std::optional<std::string> firstError;
-  auto fail = [&](std::string message) {
+DeviceThreads::DeviceThreads(const Mesh& mesh)
+    : world_(mesh), results_(static_cast<size_t>(mesh.numDevices())) {
+  size_t n = results_.size();
+  for (size_t d = 0; d < n; ++d)
+    comms_.push_back(std::make_unique<ThreadCollectives>(world_, static_cast<int64_t>(d)));
+  try {
+    for (size_t d = 0; d < n; ++d)
+      threads_.emplace_back([this, d] { serve(d); });
+  } catch (const std::system_error& e) {
+    stop();
+    throw Error(std::string("cannot start a thread per device: ") + e.what());
+  }
+}
+
+DeviceThreads::~DeviceThreads() {
+  stop();
+}
+
+void DeviceThreads::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    round_.fetch_add(1);
+  }
+  start_.notify_all();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
+}
+
+void DeviceThreads::fail(std::string message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!firstError_) firstError_ = std::move(message);
+  }
+  world_.abort();
+}
+
+// A device waits for each run as a collective waits for its peers (ThreadWorld::barrier):
+// spinning a while, yielding, then asleep.
+void DeviceThreads::serve(size_t d) {
+  uint64_t seen = 0;
+  for (;;) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+    while (round_.load(std::memory_order_acquire) == seen &&
+           std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
+    const DeviceBody* body;
     {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!firstError) firstError = std::move(message);
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_.wait(lock, [&] { return round_.load() != seen; });
+      seen = round_.load();
+      if (stopping_) return;
+      body = body_;
     }
-    world.abort();
-  };
-  auto run = [&](size_t d) {
     try {
-      ThreadCollectives comm(world, static_cast<int64_t>(d));
-      results[d] = body(comm);
+      results_[d] = (*body)(*comms_[d]);
     } catch (const DeviceAborted&) {
       // A peer failed; its error is the one reported.
     } catch (const std::exception& e) {
       fail("device " + std::to_string(d) + ": " + e.what());
     }
-  };
-  std::vector<std::thread> threads;
-  try {
-    for (size_t d = 0; d < n; ++d)
-      threads.emplace_back(run, d);
-  } catch (const std::system_error& e) {
-    fail(std::string("cannot start a thread per device: ") + e.what());
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--running_ == 0) done_.notify_all();
   }
-  for (std::thread& t : threads)
-    t.join();
-  if (firstError) throw Error(*firstError);
-  return results;
+}
+
+std::vector<std::vector<Tensor>> DeviceThreads::run(const DeviceBody& body) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (firstError_) throw Error(*firstError_ + " (the devices stopped then)");
+    body_ = &body;
+    running_ = threads_.size();
+    round_.fetch_add(1, std::memory_order_release);
+  }
+  start_.notify_all();
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return running_ == 0; });
+  if (firstError_) throw Error(*firstError_);
+  std::vector<std::vector<Tensor>> out(threads_.size());
+  out.swap(results_);
+  return out;
+}
+
+std::vector<std::vector<Tensor>> runOnDevices(const Mesh& mesh, const DeviceBody& body) {
+  return DeviceThreads(mesh).run(body);
 }
 
 std::vector<std::vector<Tensor>>

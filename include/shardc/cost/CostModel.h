@@ -15,6 +15,8 @@
 //    shardc's CPU runtime) are priced together: their FLOPs against the bytes the group reads
 //    from and writes to device memory (its intermediates stay on chip), plus one start
 //    (sectionSeconds). Ops in no group are priced alone, as above.
+//    Devices that outnumber the host's cores also wait, per collective, for peers to be
+//    scheduled (LinkSpec::oversubscribedWait).
 //  - Step time: compute plus communication. shardc's runtime runs one op at a time and its
 //    collectives block, so nothing overlaps; the model assumes the same.
 //  - Memory: per device, the arguments (parameters, optimizer state, inputs) plus the peak of op

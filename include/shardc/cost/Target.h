@@ -15,6 +15,10 @@ namespace shardc {
 struct LinkSpec {
   double bandwidth = 0; // bytes per second, one direction, per device
   double latency = 0;   // seconds
+  // Devices that outnumber the host's cores (computeUnits) take turns on them: a collective
+  // then also waits for peers to be scheduled, this many seconds per collective for each
+  // device per core past the first (measured by `shardc calibrate`; 0 where not measured).
+  double oversubscribedWait = 0;
 };
 
 // What one section (a group of ops that runs as one unit, lib/dataflow) may use and how it

@@ -16,6 +16,11 @@ void init(int& argc, char**& argv);
 void finalize();
 int worldRank();
 int worldSize();
+// Waits until every rank has called it, asleep after the first millisecond (a rank that waits
+// for another's measurement leaves it the cores); `what` names the wait in a timeout's error.
+void barrier(const std::string& what);
+// Ranks on this rank's host (those that share its memory), this one included. Collective.
+int ranksOnHost();
 // Collective over all ranks: on rank 0, every rank's `local` in rank order; elsewhere none.
 std::vector<Tensor> gatherToRoot(const Tensor& local);
 // Prints `message` (one line, unless empty) to stderr and ends every rank with a non-zero

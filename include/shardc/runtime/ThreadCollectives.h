@@ -10,7 +10,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace shardc {
 class Function;
@@ -75,11 +79,42 @@ private:
   std::map<ThreadWorld::Group*, uint64_t> rounds_; // exchanges done in each group
 };
 
-// Runs `body` on every device of `mesh`, each on its own thread, and returns each device's
-// results. When a device throws, the others are aborted and the first failure is rethrown
-// as shardc::Error "device N: <message>".
-std::vector<std::vector<Tensor>>
-runOnDevices(const Mesh& mesh, const std::function<std::vector<Tensor>(Collectives&)>& body);
+using DeviceBody = std::function<std::vector<Tensor>(Collectives&)>;
+
+// A thread per device of `mesh`, kept from one run() to the next: a training step starts
+// and joins no threads, and each device keeps its thread's state (OpenMP's, oneDNN's) warm.
+class DeviceThreads {
+public:
+  explicit DeviceThreads(const Mesh& mesh);
+  ~DeviceThreads();
+  DeviceThreads(const DeviceThreads&) = delete;
+  DeviceThreads& operator=(const DeviceThreads&) = delete;
+
+  // Runs `body` on every device's thread; returns each device's results. When a device
+  // throws, the others are aborted and the first failure is rethrown as shardc::Error
+  // "device N: <message>"; the devices then stay stopped (later runs throw).
+  std::vector<std::vector<Tensor>> run(const DeviceBody& body);
+
+private:
+  void serve(size_t device);
+  void fail(std::string message);
+  void stop(); // ends and joins the threads
+
+  ThreadWorld world_;
+  std::vector<std::unique_ptr<ThreadCollectives>> comms_;
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable start_, done_;
+  const DeviceBody* body_ = nullptr;
+  std::atomic<uint64_t> round_ = 0; // bumped under mutex_ to start a run
+  size_t running_ = 0;              // devices still in this run
+  bool stopping_ = false;
+  std::vector<std::vector<Tensor>> results_;
+  std::optional<std::string> firstError_;
+};
+
+// Runs `body` once on every device of `mesh`, each on its own thread (DeviceThreads::run).
+std::vector<std::vector<Tensor>> runOnDevices(const Mesh& mesh, const DeviceBody& body);
 
 // Runs the per-device program `local` with the reference interpreter on every device of
 // `mesh`, device d on argsPerDevice[d]; returns each device's results.
