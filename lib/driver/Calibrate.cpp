@@ -303,14 +303,16 @@ struct WaitProbe {
       : iterations(spinFor20us(s)), work(medianSeconds(s.runs, [&] { spin(iterations); })) {}
 };
 
-// Thread devices, twice as many as the cores: the mean over 9 sets of device threads, since
-// how a set's threads happen to share the cores sets its wait (from 0 to 35 us here).
+// Thread devices, twice as many as the cores, kept across runs as `shardc run` keeps them: the
+// mean of 9 runs (one run's wait ranged from 0 to 35 us here, as its threads happened to
+// share the cores).
 double threadWait(const Sizes& s, unsigned cores) {
   WaitProbe p(s);
   constexpr int kRounds = 9;
   double sum = 0;
+  DeviceThreads devices(Mesh({{"x", 2 * static_cast<int64_t>(cores)}}));
   for (int round = 0; round < kRounds; ++round)
-    runOnDevices(Mesh({{"x", 2 * static_cast<int64_t>(cores)}}), [&](Collectives& c) {
+    devices.run([&](Collectives& c) {
       double w = waitPerCollective(c, s, p.iterations, p.work, 2.0);
       if (c.device() == 0) sum += w;
       return std::vector<Tensor>{};
