@@ -45,6 +45,14 @@ def parse_gpt_step_args(doc, steps=10):
     return ap.parse_args()
 
 
+def replica_batch(batch, flags):
+    """-b for an ONNX compile with `flags` whose step takes `batch` samples: with
+    --data-parallel -ws N, -b is one replica's batch."""
+    if "--data-parallel" in flags:
+        return batch // int(flags[flags.index("-ws") + 1])
+    return batch
+
+
 def gpt_batch_inputs(out, batch):
     """The GPT fixture's token ids and targets repeated to `batch` rows, saved under `out`;
     returns the matching `shardc run --input` flags."""

@@ -22,7 +22,7 @@ import tempfile
 
 import numpy as np
 
-from benchutil import GPT_LOSS, gpt_batch_inputs, mpirun_prefix, parse_gpt_step_args
+from benchutil import GPT_LOSS, gpt_batch_inputs, mpirun_prefix, parse_gpt_step_args, replica_batch
 
 STRATEGIES = [  # name, compile flags, devices
     ("1 device", [], 1),
@@ -78,7 +78,8 @@ def main():
                 if devices == 1 and how != "threads":
                     continue
                 pef = "c%d" % len(rows)
-                subprocess.run([shardc, "compile", os.path.join(d, "model.onnx"), "-b", str(a.batch),
+                subprocess.run([shardc, "compile", os.path.join(d, "model.onnx"), "-b",
+                                str(replica_batch(a.batch, flags)),
                                 "--optimizer", "adam", "--arch-file", target, "--output-folder", out,
                                 "--pef-name", pef] + flags, check=True, stdout=subprocess.DEVNULL)
                 path = os.path.join(out, pef, pef + ".pef")

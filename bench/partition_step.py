@@ -13,7 +13,8 @@ import os
 import subprocess
 import tempfile
 
-from benchutil import GPT_LOSS, gpt_batch_inputs, median_time, mpirun_prefix, parse_gpt_step_args
+from benchutil import (GPT_LOSS, gpt_batch_inputs, median_time, mpirun_prefix, parse_gpt_step_args,
+                       replica_batch)
 
 CASES = [  # name, compile flags, devices
     ("1 device", [], 1),
@@ -35,7 +36,8 @@ def main():
         base = None
         for name, flags, devices in CASES:
             pef = "c%d" % len(rows)
-            subprocess.run([shardc, "compile", os.path.join(d, "model.onnx"), "-b", str(a.batch),
+            subprocess.run([shardc, "compile", os.path.join(d, "model.onnx"), "-b",
+                            str(replica_batch(a.batch, flags)),
                             "--optimizer", "adam", "--output-folder", out, "--pef-name", pef] + flags,
                            check=True, stdout=subprocess.DEVNULL)
             launchers = [("threads", [])]

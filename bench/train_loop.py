@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Training throughput over a dataset under mpirun: the GPT bench shape (vocab 4096, d 256,
 8 heads, 4 layers, sequence 128; scripts/gen_gpt.py, cross-entropy, Adam) with 8 samples per
-replica, on 1 device and data parallel over 2 and 4 MPI ranks (-ws R, global batch 8 R), each
-run by `shardc run --data ... --steps S --metrics`. Prints the median samples/s of the steps
-after the first (from the metrics file) per repeat, the median over --repeats, and the ratio
-to one device. On a machine with fewer cores than ranks the ranks share the cores.
+replica. One PEF, compiled with --data-parallel -ws 1, runs as R replicas chosen at run time
+(`mpirun -np R shardc run --data ... --steps S --metrics`, global batch 8 R). Prints the
+median samples/s of the steps after the first (from the metrics file) per repeat, the median
+over --repeats, and the ratio to one replica. On a machine with fewer cores than ranks the
+ranks share the cores.
 
   bench/train_loop.py [--build build] [--repeats 3] [--steps 6] [--replicas 1,2,4]
 """
@@ -37,19 +38,17 @@ def main():
           f"median of {a.repeats} runs; {os.cpu_count()} cores")
     base = None
     with tempfile.TemporaryDirectory() as out:
+        model = os.path.join(out, "gpt")
+        gen = [os.path.join(ROOT, "scripts", "gen_gpt.py"), model, "--batch", str(PER_REPLICA)]
+        for k, v in SHAPE.items():
+            gen += [f"--{k}", str(v)]
+        subprocess.run([sys.executable] + gen, check=True, stdout=subprocess.DEVNULL)
+        pef = os.path.join(out, "p", "p.pef")
+        subprocess.run([shardc, "compile", os.path.join(model, "gpt.ir"), "--output-folder", out,
+                        "--pef-name", "p", "--loss", "cross-entropy", "--optimizer", "adam",
+                        "--data-parallel", "-ws", "1"], check=True, stdout=subprocess.DEVNULL)
         for r in [int(x) for x in a.replicas.split(",")]:
             batch = PER_REPLICA * r
-            model = os.path.join(out, f"gpt{r}")
-            gen = [os.path.join(ROOT, "scripts", "gen_gpt.py"), model, "--batch", str(batch)]
-            for k, v in SHAPE.items():
-                gen += [f"--{k}", str(v)]
-            subprocess.run([sys.executable] + gen, check=True, stdout=subprocess.DEVNULL)
-            flags = ["--loss", "cross-entropy", "--optimizer", "adam"]
-            if r > 1:
-                flags += ["--data-parallel", "-ws", str(r)]
-            subprocess.run([shardc, "compile", os.path.join(model, "gpt.ir"), "--output-folder",
-                            out, "--pef-name", f"p{r}"] + flags, check=True,
-                           stdout=subprocess.DEVNULL)
             rng = np.random.default_rng(0)
             n = batch * a.steps
             for name in ("idx", "labels"):
@@ -58,7 +57,7 @@ def main():
             rates = []
             for k in range(a.repeats):
                 metrics = os.path.join(out, f"m{r}-{k}.jsonl")
-                cmd = [shardc, "run", "--pef", os.path.join(out, f"p{r}", f"p{r}.pef"),
+                cmd = [shardc, "run", "--pef", pef,
                        "--data", f"ids={out}/idx{r}.npy", "--data", f"labels={out}/labels{r}.npy",
                        "--steps", str(a.steps), "--metrics", metrics, "--output-dir",
                        os.path.join(out, "o")]
@@ -73,7 +72,7 @@ def main():
             rate = statistics.median(rates)
             base = base or rate
             print(f"{r} replica(s), global batch {batch}: {rate:8.1f} samples/s "
-                  f"(runs: {', '.join(f'{x:.1f}' for x in rates)}), {rate / base:.2f}x one device")
+                  f"(runs: {', '.join(f'{x:.1f}' for x in rates)}), {rate / base:.2f}x one replica")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ Pef samplePef() {
        {},
        {},
        {0, {{ValueHome::Argument, 0, 0}, {ValueHome::Argument, 0, 1}}, {}},
+       {},
        {}}};
   Tensor wt(w);
   for (int64_t i = 0; i < 3; ++i)

@@ -112,6 +112,7 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
   if (fs::path(o.model).extension() == ".onnx") {
     ImportOptions io;
     io.batchSize = o.batchSize;
+    if (o.partition.dataParallel) io.batchReplicas = std::max<int64_t>(1, o.partition.worldSize);
     io.untieInitializers = o.untieInitializers;
     io.training = !o.inference;
     ImportedModel im = importOnnx(o.model, io);
@@ -308,6 +309,12 @@ CompileResult compileModel(const CompileOptions& given) {
   Function& f = *m.module->functions()[0];
   log.line("loaded " + o.model + ": " + std::to_string(f.ops().size()) + " ops (" + elapsed() +
            ")");
+  if (o.partition.dataParallel && fs::path(o.model).extension() == ".onnx" &&
+      f.numArguments() > 0 && f.argument(0)->type().rank() > 0) {
+    int64_t all = f.argument(0)->type().shape[0], n = o.partition.worldSize;
+    log.line("data parallel: a batch of " + std::to_string(all / n) + " per replica (-b), " +
+             std::to_string(all) + " over the -ws " + std::to_string(n) + " replicas");
+  }
   for (const std::string& line : applyCompilerMode(o, f, m.origins))
     log.line(line);
   sections.hypersections = o.hypersections;

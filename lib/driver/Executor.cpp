@@ -1,4 +1,5 @@
 #include "Executor.h"
+#include "Replicas.h"
 
 #include "shardc/driver/Driver.h"
 #include "shardc/ir/IR.h"
@@ -21,6 +22,7 @@ Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool refer
     int64_t n = l.mesh.numDevices();
     if (mpi::launchedByMpi()) {
       comm_ = std::make_unique<MpiCollectives>(l.mesh); // checks one device per rank
+      comm_->scaleSums(kDataAxis, l.dataSumScale);
       local_.push_back(shard(whole_, comm_->device()));
     } else {
       if (n > kMaxThreadDevices)
@@ -31,6 +33,7 @@ Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool refer
         local_.push_back(shard(whole_, d));
       devices = n;
       devices_ = std::make_unique<DeviceThreads>(l.mesh);
+      devices_->scaleSums(kDataAxis, l.dataSumScale);
     }
     whole_.clear(); // the devices hold their pieces now
   }

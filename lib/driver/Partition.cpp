@@ -65,6 +65,10 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
     return *fromStrategy;
   }
   Mesh m(axes);
+  if (o.worldSize > Mesh::kMaxDevices || o.nChips > Mesh::kMaxDevices ||
+      m.numDevices() > Mesh::kMaxDevices)
+    throw Error("the mesh " + m.str() + " from -ws and --n-chips has more than " +
+                std::to_string(Mesh::kMaxDevices) + " devices");
   if (fromStrategy && !(*fromStrategy == m))
     throw Error("the strategy file's mesh " + fromStrategy->str() +
                 " differs from the mesh the flags make, " + m.str());

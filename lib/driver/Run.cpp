@@ -1,4 +1,5 @@
 #include "Executor.h"
+#include "Replicas.h"
 #include "StepReporter.h"
 
 #include "shardc/cost/Target.h"
@@ -221,6 +222,19 @@ void runPef(const RunOptions& o) {
   LoadedPef l = loadPef(o.pef);
   bool training = l.pef.mode == "training";
   bool root = !mpi::launchedByMpi() || mpi::worldRank() == 0;
+  int64_t replicas = o.replicas;
+  if (mpi::launchedByMpi() && compiledReplicas(l) && mpi::worldSize() != l.mesh.numDevices()) {
+    int64_t byRanks = replicasForRanks(l, mpi::worldSize());
+    if (replicas && replicas != byRanks)
+      throw Error("--replicas " + std::to_string(replicas) + ", but mpirun started " +
+                  std::to_string(mpi::worldSize()) + " ranks, " + std::to_string(byRanks) +
+                  " replicas of this PEF; under mpirun the ranks decide (drop --replicas)");
+    replicas = byRanks;
+  }
+  if (replicas) {
+    std::string line = setReplicas(l, replicas, mpi::launchedByMpi() ? "mpirun" : "--replicas");
+    if (root && !line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
+  }
   bool overData = !o.data.empty();
   if (o.steps < 0) throw Error("--steps must be at least 1");
   if (o.epochs && !overData) throw Error("--epochs counts passes over --data; give --data too");

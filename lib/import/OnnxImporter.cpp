@@ -15,6 +15,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -136,8 +137,12 @@ TensorType inputType(const onnx::ValueInfoProto& vi, const ImportOptions& opts,
   if (!tt.has_shape()) throw Error(where + " has no shape; shardc needs static shapes");
   for (int i = 0; i < tt.shape().dim_size(); ++i) {
     const auto& d = tt.shape().dim(i);
-    if (i == 0 && opts.batchSize) {
-      t.shape.push_back(*opts.batchSize);
+    if (i == 0 && (opts.batchSize || (opts.batchReplicas > 1 && d.has_dim_value()))) {
+      int64_t one = opts.batchSize ? *opts.batchSize : d.dim_value();
+      if (one > std::numeric_limits<int64_t>::max() / opts.batchReplicas)
+        throw Error(where + ": a batch of " + std::to_string(one) + " per replica times " +
+                    std::to_string(opts.batchReplicas) + " replicas is too large");
+      t.shape.push_back(one * opts.batchReplicas);
     } else if (d.has_dim_value()) {
       t.shape.push_back(d.dim_value());
     } else {
@@ -248,11 +253,14 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   for (const auto& vi : g.input()) {
     if (initializers.count(vi.name())) continue; // an initializer listed as input (old exporters)
     const auto& shape = vi.type().tensor_type().shape();
-    if (opts.batchSize && shape.dim_size() > 0 && shape.dim(0).has_dim_value() &&
-        shape.dim(0).dim_value() != *opts.batchSize && fixedBatchNote.empty())
+    if ((opts.batchSize || opts.batchReplicas > 1) && shape.dim_size() > 0 &&
+        shape.dim(0).has_dim_value() &&
+        shape.dim(0).dim_value() !=
+            opts.batchSize.value_or(shape.dim(0).dim_value()) * opts.batchReplicas &&
+        fixedBatchNote.empty())
       fixedBatchNote =
           " (note: input '" + vi.name() + "' was exported with a fixed batch of " +
-          std::to_string(shape.dim(0).dim_value()) + "; -b rebinds it, which works " +
+          std::to_string(shape.dim(0).dim_value()) + "; -b and -ws rebind it, which works " +
           "for models exported with a dynamic batch axis, e.g. torch.onnx.export(..., " +
           "dynamic_axes={'" + vi.name() + "': {0: 'batch'}}))";
     ctx.define(vi.name(),

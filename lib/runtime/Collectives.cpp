@@ -64,7 +64,7 @@ Tensor concat(const std::vector<Tensor>& pieces, int64_t dim) {
 
 // Elementwise sum of same-typed tensors, in order: floats in double, integers in int64,
 // rounded once at the end.
-Tensor sumInOrder(const std::vector<Tensor>& parts) {
+Tensor sumInOrder(const std::vector<Tensor>& parts, double scale) {
   const TensorType& t = parts[0].type();
   if (isFloat(t.dtype)) {
     std::vector<double> acc = parts[0].toDoubles();
@@ -73,8 +73,14 @@ Tensor sumInOrder(const std::vector<Tensor>& parts) {
       for (size_t i = 0; i < acc.size(); ++i)
         acc[i] += v[i];
     }
+    if (scale != 1)
+      for (double& a : acc)
+        a *= scale;
     return Tensor::fromDoubles(t, acc);
   }
+  if (scale != 1)
+    throw Error("a sum of " + t.str() + " cannot be scaled by " + std::to_string(scale) +
+                " (integers)");
   std::vector<int64_t> acc = parts[0].toInts();
   for (size_t p = 1; p < parts.size(); ++p) {
     std::vector<int64_t> v = parts[p].toInts();
@@ -93,6 +99,12 @@ Tensor flatRange(const Tensor& x, int64_t begin, int64_t len) {
 }
 
 } // namespace
+
+Tensor Collectives::sum(const std::vector<Tensor>& parts,
+                        const std::vector<std::string>& axes) const {
+  bool scaled = std::find(axes.begin(), axes.end(), scaledAxis_) != axes.end();
+  return sumInOrder(parts, scaled ? sumScale_ : 1);
+}
 
 int64_t Collectives::groupRank(const std::vector<std::string>& axes) const {
   checkAxes(mesh(), axes);
@@ -131,7 +143,7 @@ Tensor Collectives::allReduce(const Tensor& x, const std::vector<std::string>& a
   for (int64_t q = 0; q < n; ++q)
     send.push_back(flatRange(x, begin(q), len(q)));
   std::vector<TensorType> mine(static_cast<size_t>(n), TensorType{x.dtype(), {len(r)}});
-  Tensor sum = sumInOrder(exchange(axes, send, mine));
+  Tensor sum = this->sum(exchange(axes, send, mine), axes);
 
   std::vector<TensorType> ranges;
   for (int64_t q = 0; q < n; ++q)
@@ -159,7 +171,7 @@ Tensor Collectives::reduceScatter(const Tensor& x, const std::vector<std::string
   for (int64_t q = 0; q < n; ++q)
     send.push_back(piece(x, d, q, n));
   std::vector<TensorType> types(send.size(), send[0].type());
-  return sumInOrder(exchange(axes, send, types));
+  return sum(exchange(axes, send, types), axes);
 }
 
 Tensor Collectives::allToAll(const Tensor& x, const std::vector<std::string>& axes,

@@ -91,7 +91,8 @@ Mesh Mesh::parse(std::string_view spec) {
     axes.push_back({std::string(name), size});
   }
   Mesh m(std::move(axes));
-  if (m.numDevices() > 65536) throw Error("mesh '" + whole + "' has more than 65536 devices");
+  if (m.numDevices() > kMaxDevices)
+    throw Error("mesh '" + whole + "' has more than " + std::to_string(kMaxDevices) + " devices");
   return m;
 }
 

@@ -112,8 +112,8 @@ def fixtures(c, shardc):
     sh(shardc, "compile", os.path.join(fx, "mlp.onnx"), "-b", "4", "--loss", "cross-entropy",
        "--output-folder", c.root, "--pef-name", "train")
     np.save(os.path.join(fx, "labels.npy"), np.array([0, 3, 9, 1], np.int64))
-    # A partitioned PEF: the MLP, data parallel over 2 thread devices.
-    sh(shardc, "compile", os.path.join(fx, "mlp.onnx"), "--inference", "-b", "4", "--data-parallel",
+    # A partitioned PEF: the MLP, data parallel over 2 thread devices (2 samples each).
+    sh(shardc, "compile", os.path.join(fx, "mlp.onnx"), "--inference", "-b", "2", "--data-parallel",
        "-ws", "2", "--output-folder", c.root, "--pef-name", "dp")
     # The base PEF's parameters, as --save-weights writes them.
     sh(shardc, "run", "--pef", os.path.join(c.root, "base", "base.pef"), "--input",
@@ -1595,7 +1595,7 @@ def flag_cases(c):
         case("scaling-factors-%s" % "-".join(fs), base + ["--resources-scaling-factors"] + fs)
     case("world-size-zero", base + ["--data-parallel", "-ws", "0"])
     case("world-size-negative", base + ["--data-parallel", "-ws", "-2"])
-    case("world-size-does-not-divide", base + ["--data-parallel", "-ws", "3"])
+    case("batch-split-does-not-divide", base + ["--tensor-parallel", "batch", "--n-chips", "3"])
     case("world-size-huge", base + ["--data-parallel", "-ws", "1048576"])
     case("world-size-without-data-parallel", base + ["-ws", "2"])
     case("data-parallel-without-world-size", base + ["--data-parallel"])

@@ -161,7 +161,10 @@ int main(int argc, char** argv) {
                       "name of the labels input that --loss adds (default labels)");
   compile->add_option("--freeze", t.freeze,
                       "do not train parameters matching this shell pattern (repeatable)");
-  compile->add_option("-b,--batch-size", co.batchSize, "rebind the inputs' batch dimension (dim 0)")
+  compile
+      ->add_option("-b,--batch-size", co.batchSize,
+                   "rebind the inputs' batch dimension (dim 0); with --data-parallel -ws N, "
+                   "one replica's batch (a step takes N x b samples)")
       ->check(kPositive);
   compile->add_flag("--untie-initializers", co.untieInitializers,
                     "ONNX: parameters the exporter merged for having equal values (eval-mode "
@@ -193,7 +196,10 @@ int main(int argc, char** argv) {
   PartitionOptions& po = co.partition;
   compile->add_flag("--data-parallel", po.dataParallel,
                     "data parallel: replicas on a `data` mesh axis of -ws N devices");
-  compile->add_option("--world-size", po.worldSize, "-ws N: data parallel replicas")
+  compile
+      ->add_option("--world-size", po.worldSize,
+                   "-ws N: data parallel replicas, the fewest a run uses (run on more with "
+                   "mpirun -np R or run --replicas R)")
       ->check(kPositive);
   compile->add_option("--tensor-parallel", po.tensorParallel,
                       "batch (split the batch) or weight (Megatron) over --n-chips devices");
@@ -243,8 +249,8 @@ int main(int argc, char** argv) {
       ->check(kPositive);
   run->add_option("--data", ro.data,
                   "training: NAME=FILE.npy per model input, samples along the leading axis "
-                  "(memory-mapped), read in batches of the input's first dimension (the compiled "
-                  "batch: with -ws N, all N replicas'); the last step's outputs are written, "
+                  "(memory-mapped), read in batches of the input's first dimension (with -ws N, "
+                  "the batch of all replicas that run); the last step's outputs are written, "
                   "each step's loss goes to --metrics")
       ->allow_extra_args(false);
   run->add_option("--epochs", ro.epochs, "passes over --data (default 1, or --steps alone)")
@@ -293,6 +299,11 @@ int main(int argc, char** argv) {
                   "threads of the run, shared by its devices (default: every core the process "
                   "may use; MPI ranks on one host share them)")
       ->check(CLI::Range(1, 4096));
+  run->add_option("--replicas", ro.replicas,
+                  "a PEF compiled with --data-parallel -ws N: run R >= N replicas as thread "
+                  "devices (under mpirun the ranks decide: R = ranks / devices per replica); "
+                  "each step takes R replicas' batches and averages their gradients")
+      ->check(CLI::Range(int64_t{1}, kMaxThreadDevices));
   run->add_option("--collective-timeout", ro.collectiveTimeout,
                   "under mpirun: seconds a collective waits for the other ranks before it ends "
                   "the job with an error (a rank stopped, hung or died; default 300)")

@@ -96,6 +96,7 @@ struct RunOptions {
   std::string sections;           // "forward": only a training PEF's forward sections (evaluation)
   bool measureSections = false;   // time every section beside the cost model's estimate
   int threads = 0;                // threads of the process, over its devices (0: every usable core)
+  int64_t replicas = 0;           // data-parallel replicas as thread devices (0: as compiled)
   double collectiveTimeout = 300; // under mpirun: seconds a collective waits for the other ranks
 };
 

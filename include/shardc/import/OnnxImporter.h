@@ -24,6 +24,10 @@ struct ImportOptions {
   // Size for dimension 0 of every graph input (the batch): replaces a symbolic dimension
   // or rebinds a fixed one. Required when an input has a symbolic dimension.
   std::optional<int64_t> batchSize;
+  // Data-parallel replicas the batch is for: dimension 0 of every input is `batchSize` (or
+  // the exported size) times this, all replicas' samples (--data-parallel -ws N: -b is one
+  // replica's batch).
+  int64_t batchReplicas = 1;
   // Give each parameter that the exporter merged into another (an Identity of an
   // initializer, named as the parameter) its own copy of the value.
   bool untieInitializers = false;

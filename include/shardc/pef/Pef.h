@@ -96,6 +96,9 @@ struct LoadedPef {
   Mesh mesh;
   std::vector<TensorSharding> argShardings, resultShardings;
   bool partitioned() const { return !argShardings.empty(); }
+  // Set when the data axis runs more replicas than compiled (setReplicas): every sum over it
+  // is multiplied by this, N / R.
+  double dataSumScale = 1;
   LoadedPef();
   LoadedPef(LoadedPef&&);
   ~LoadedPef();

@@ -39,6 +39,13 @@ public:
   // Piece r of `dim` for this device's rank r (no communication).
   Tensor shardSlice(const Tensor& x, const std::vector<std::string>& axes, int64_t dim) const;
 
+  // From now on, every sum over a group that spans `axis` (all_reduce, reduce_scatter) is
+  // multiplied by `factor`, in double before it is rounded; integer sums then throw.
+  void scaleSums(const std::string& axis, double factor) {
+    scaledAxis_ = axis;
+    sumScale_ = factor;
+  }
+
   // This device's rank in its group for `axes`, and the group's size. Throw shardc::Error
   // for an axis the mesh lacks or one listed twice.
   int64_t groupRank(const std::vector<std::string>& axes) const;
@@ -54,6 +61,13 @@ protected:
   virtual std::vector<Tensor> exchange(const std::vector<std::string>& axes,
                                        const std::vector<Tensor>& send,
                                        const std::vector<TensorType>& recvTypes) = 0;
+
+private:
+  // The sum of `parts` in order, times scaleSums' factor when `axes` span its axis.
+  Tensor sum(const std::vector<Tensor>& parts, const std::vector<std::string>& axes) const;
+
+  std::string scaledAxis_;
+  double sumScale_ = 1;
 };
 
 } // namespace shardc

@@ -94,6 +94,11 @@ public:
   // throws, the others are aborted and the first failure is rethrown as shardc::Error
   // "device N: <message>"; the devices then stay stopped (later runs throw).
   std::vector<std::vector<Tensor>> run(const DeviceBody& body);
+  // Collectives::scaleSums on every device.
+  void scaleSums(const std::string& axis, double factor) {
+    for (auto& c : comms_)
+      c->scaleSums(axis, factor);
+  }
 
 private:
   void serve(size_t device);

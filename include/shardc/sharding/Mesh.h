@@ -20,6 +20,10 @@ struct MeshAxis {
 // data=2,model=2 devices 0 and 1 share data coordinate 0.
 class Mesh {
 public:
+  // The most devices a mesh the user describes may have (--mesh, -ws, --n-chips).
+  static constexpr int64_t kMaxDevices = 65536;
+
+public:
   Mesh() = default;
   explicit Mesh(std::vector<MeshAxis> axes) : axes_(std::move(axes)) {}
   // "data=4,model=2"; throws shardc::Error naming the bad part.

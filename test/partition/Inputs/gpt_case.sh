@@ -6,6 +6,12 @@
 set -eu
 shardc=$1 python=$2 dir=$3 mode=$4 name=$5 launch=$6
 shift 6
+# -b is one replica's batch: with -ws N the replicas share the fixture's batch of 4.
+batch=4 prev=
+for a in "$@"; do
+  if [ "$prev" = -ws ]; then batch=$((4 / a)); fi
+  prev=$a
+done
 here=$(dirname "$0")
 inputs=$here/../../import/Inputs
 mkdir -p "$dir"
@@ -18,21 +24,21 @@ for n in ('idx', 'targets'):
 fi
 if [ "$mode" = inference ]; then
   fixture=$inputs/gpt
-  common="--inference -b 4"
+  common="--inference"
   run="--input idx=$dir/idx.npy"
   out=logits
 else
   fixture=$inputs/gpt_loss
-  common="-b 4 --optimizer adam --learning-rate 0.01"
+  common="--optimizer adam --learning-rate 0.01"
   run="--steps 3 --input idx=$dir/idx.npy --input targets=$dir/targets.npy"
   out=loss
 fi
 if [ ! -f "$dir/ref-$mode/o/$out.npy" ]; then
-  "$shardc" compile "$fixture/model.onnx" $common --output-folder "$dir" --pef-name "ref-$mode" >/dev/null
+  "$shardc" compile "$fixture/model.onnx" $common -b 4 --output-folder "$dir" --pef-name "ref-$mode" >/dev/null
   "$shardc" run --pef "$dir/ref-$mode/ref-$mode.pef" $run --output-dir "$dir/ref-$mode/o" \
     --save-weights "$dir/ref-$mode/w.npz"
 fi
-"$shardc" compile "$fixture/model.onnx" $common --output-folder "$dir" --pef-name "$name" "$@" >/dev/null
+"$shardc" compile "$fixture/model.onnx" $common -b "$batch" --output-folder "$dir" --pef-name "$name" "$@" >/dev/null
 $launch "$shardc" run --pef "$dir/$name/$name.pef" $run --output-dir "$dir/$name/o" \
   --save-weights "$dir/$name/w.npz"
 "$python" "$here/../../Inputs/compare_npy.py" "$dir/$name/o/$out.npy" "$dir/ref-$mode/o/$out.npy" --max-rel 1e-4
