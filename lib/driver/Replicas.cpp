@@ -108,11 +108,13 @@ std::string setReplicas(LoadedPef& l, int64_t replicas, const std::string& why) 
       rescaleWhole(l.pef.outputs[k++], l.resultShardings[i], n, replicas);
   l.mesh = Mesh(axes);
   l.dataSumScale = static_cast<double>(n) / static_cast<double>(replicas);
-  return "running " + std::to_string(replicas) + " replicas of the PEF's " + std::to_string(n) +
-         " (mesh " + l.mesh.str() + "): each step takes " + std::to_string(replicas) +
-         " replicas' batches; the " + std::to_string(sums.size()) +
-         " sums over the data axis are scaled by " + std::to_string(n) + "/" +
-         std::to_string(replicas);
+  std::string line = "running " + std::to_string(replicas) + " replicas of the PEF's " +
+                     std::to_string(n) + " (mesh " + l.mesh.str() + "): each step takes " +
+                     std::to_string(replicas) + " replicas' batches";
+  if (!sums.empty())
+    line += "; the " + std::to_string(sums.size()) + " sums over the data axis are scaled by " +
+            std::to_string(n) + "/" + std::to_string(replicas);
+  return line;
 }
 
 } // namespace shardc
