@@ -381,7 +381,10 @@ std::string calibrate(const CalibrateOptions& o) {
   if (underMpi) {
     ranks = mpi::worldSize();
     MpiCollectives comm(Mesh({{"world", ranks}}));
-    ranksPerCore = static_cast<double>(mpi::ranksOnHost()) / threads;
+    // Rank 0's host decides for all: every rank must make the same collectives.
+    double onHost = static_cast<double>(mpi::ranksOnHost()) / threads; // collective: all call it
+    Tensor share = Tensor::fromDoubles({DType::F64, {1}}, {mpi::worldRank() == 0 ? onHost : 0.0});
+    ranksPerCore = comm.allReduce(share, {"world"}).getDouble(0);
     mpiLink = fitLink(allReduceTimes(comm, s), s.reduceBig, ranks, ranksPerCore);
     if (ranksPerCore > 1) mpiLink->oversubscribedWait = mpiWait(comm, s, ranksPerCore);
     // The other ranks sleep while rank 0 measures the rest alone.

@@ -23,7 +23,10 @@ int64_t replicasForRanks(const LoadedPef& l, int64_t ranks);
 // size, every input and output split over it the matching whole shape, and every all_reduce
 // over it the group of the new mesh and a scale of N / replicas, so that a sum over the
 // replicas' samples stands where the program expects one over N replicas' (the compiled
-// means over the batch then divide by the new batch). Refuses programs whose data axis is
+// means over the batch then divide by the new batch). Exact for a loss that is a mean over
+// the batch (R replicas train as one device on their R x b samples, and a ratio of two sums
+// is unchanged); a loss summed over the batch keeps N replicas' magnitude (N/R of the R
+// replicas' sum). Refuses programs whose data axis is
 // more than a batch split: a parameter or optimizer state split over it (optimizer-state
 // sharding), or another collective over it (a device-specific piece of a constant, a gather).
 // Returns a line for the log, or "" when the count is the compiled one.

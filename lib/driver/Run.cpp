@@ -223,7 +223,7 @@ void runPef(const RunOptions& o) {
   bool training = l.pef.mode == "training";
   bool root = !mpi::launchedByMpi() || mpi::worldRank() == 0;
   int64_t replicas = o.replicas;
-  if (mpi::launchedByMpi() && compiledReplicas(l) && mpi::worldSize() != l.mesh.numDevices()) {
+  if (mpi::launchedByMpi() && compiledReplicas(l)) {
     int64_t byRanks = replicasForRanks(l, mpi::worldSize());
     if (replicas && replicas != byRanks)
       throw Error("--replicas " + std::to_string(replicas) + ", but mpirun started " +

@@ -91,12 +91,16 @@ DeviceThreads::DeviceThreads(const Mesh& mesh)
   size_t n = results_.size();
   for (size_t d = 0; d < n; ++d)
     comms_.push_back(std::make_unique<ThreadCollectives>(world_, static_cast<int64_t>(d)));
+  threads_.reserve(n);
   try {
     for (size_t d = 0; d < n; ++d)
       threads_.emplace_back([this, d] { serve(d); });
   } catch (const std::system_error& e) {
     stop();
     throw Error(std::string("cannot start a thread per device: ") + e.what());
+  } catch (...) {
+    stop();
+    throw;
   }
 }
 

@@ -302,7 +302,8 @@ int main(int argc, char** argv) {
   run->add_option("--replicas", ro.replicas,
                   "a PEF compiled with --data-parallel -ws N: run R >= N replicas as thread "
                   "devices (under mpirun the ranks decide: R = ranks / devices per replica); "
-                  "each step takes R replicas' batches and averages their gradients")
+                  "each step takes R replicas' batches and averages their gradients (as one "
+                  "device on R x b samples for a loss that is a mean over the batch)")
       ->check(CLI::Range(int64_t{1}, kMaxThreadDevices));
   run->add_option("--collective-timeout", ro.collectiveTimeout,
                   "under mpirun: seconds a collective waits for the other ranks before it ends "

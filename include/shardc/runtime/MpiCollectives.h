@@ -16,8 +16,9 @@ void init(int& argc, char**& argv);
 void finalize();
 int worldRank();
 int worldSize();
-// Waits until every rank has called it, asleep after the first millisecond (a rank that waits
-// for another's measurement leaves it the cores); `what` names the wait in a timeout's error.
+// Waits until every rank has called it, polling every 50 us after the first millisecond (a rank
+// that waits for another's measurement leaves it most of the cores); `what` names the wait in
+// a timeout's error.
 void barrier(const std::string& what);
 // Ranks on this rank's host (those that share its memory), this one included. Collective.
 int ranksOnHost();

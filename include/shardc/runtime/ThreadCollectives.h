@@ -92,7 +92,7 @@ public:
 
   // Runs `body` on every device's thread; returns each device's results. When a device
   // throws, the others are aborted and the first failure is rethrown as shardc::Error
-  // "device N: <message>"; the devices then stay stopped (later runs throw).
+  // "device N: <message>"; later runs throw it again (the collectives stay aborted).
   std::vector<std::vector<Tensor>> run(const DeviceBody& body);
   // Collectives::scaleSums on every device.
   void scaleSums(const std::string& axis, double factor) {
