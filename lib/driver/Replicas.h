@@ -26,9 +26,9 @@ int64_t replicasForRanks(const LoadedPef& l, int64_t ranks);
 // means over the batch then divide by the new batch). Exact for a loss that is a mean over
 // the batch (R replicas train as one device on their R x b samples, and a ratio of two sums
 // is unchanged); a loss summed over the batch keeps N replicas' magnitude (N/R of the R
-// replicas' sum). Refuses programs whose data axis is
-// more than a batch split: a parameter or optimizer state split over it (optimizer-state
-// sharding), or another collective over it (a device-specific piece of a constant, a gather).
+// replicas' sum). Refuses programs whose data axis is more than a batch split: a parameter or
+// optimizer state split over it (optimizer-state sharding), or another collective over it (a
+// device-specific piece of a constant, a gather).
 // Returns a line for the log, or "" when the count is the compiled one.
 std::string setReplicas(LoadedPef& l, int64_t replicas, const std::string& why);
 
