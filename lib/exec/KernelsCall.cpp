@@ -2,11 +2,17 @@
 // arguments are the call's operands where the caller keeps them, its untied results are
 // written into the call's result buffers, and a result the body updates in place is left in
 // its argument's buffer (the caller's plan homes that call result there).
+// A scan step runs its body once per step on the caller's buffers too: slice i of a stacked
+// operand or result is read or written where it lies, and the carried values pass between
+// steps through two buffers of the kernel's own (or, saved, through the stacked result).
 #include "Kernel.h"
 
 #include "shardc/exec/CompiledFunction.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/support/Error.h"
+
+#include <cstring>
 
 namespace shardc {
 namespace {
@@ -31,6 +37,65 @@ private:
   std::vector<uint8_t*> argPtrs_, resultPtrs_;
 };
 
+class ScanKernel : public Kernel {
+public:
+  ScanKernel(CompiledFunction& body, const Op& scan, const ValueNumbering& num)
+      : body_(body), l_(ScanLayout::of(scan)) {
+    const Function& callee = body.function();
+    for (size_t k = 0; k < scan.numOperands(); ++k) {
+      args_.push_back(num.id(scan.operand(k)));
+      argBytes_.push_back(static_cast<size_t>(callee.argument(k)->type().bytes()));
+    }
+    for (size_t r = 0; r < scan.numResults(); ++r)
+      results_.push_back(num.id(scan.result(r)));
+    for (size_t r = 0; r < callee.results().size(); ++r)
+      resultBytes_.push_back(static_cast<size_t>(callee.results()[r].value->type().bytes()));
+    for (size_t c = 0; c < l_.carried && !l_.saveCarries && l_.length > 1; ++c)
+      carry_.emplace_back(2 * argBytes_[c]);
+    argPtrs_.resize(args_.size());
+    resultPtrs_.resize(resultBytes_.size());
+  }
+
+  void run(ExecContext& ctx) override {
+    auto at = [&](int64_t id) { return ctx.ptr[static_cast<size_t>(id)]; };
+    for (size_t c = 0; c < l_.carried; ++c)
+      argPtrs_[c] = at(args_[c]);
+    for (size_t k = l_.carried; k < l_.firstX(); ++k)
+      argPtrs_[k] = at(args_[k]);
+    for (int64_t i = 0; i < l_.length; ++i) {
+      auto s = static_cast<size_t>(l_.step(i));
+      bool last = i == l_.length - 1;
+      for (size_t k = l_.firstX(); k < args_.size(); ++k)
+        argPtrs_[k] = at(args_[k]) + s * argBytes_[k];
+      for (size_t y = 0; y < l_.ys; ++y)
+        resultPtrs_[l_.carried + y] =
+            at(results_[l_.firstY() + y]) + s * resultBytes_[l_.carried + y];
+      for (size_t c = 0; c < l_.carried; ++c) {
+        if (l_.saveCarries) {
+          uint8_t* saved = at(results_[l_.firstSaved() + c]);
+          if (i == 0) std::memcpy(saved + s * argBytes_[c], argPtrs_[c], argBytes_[c]);
+          argPtrs_[c] = saved + s * argBytes_[c];
+          resultPtrs_[c] =
+              last ? at(results_[c]) : saved + static_cast<size_t>(l_.step(i + 1)) * argBytes_[c];
+        } else {
+          resultPtrs_[c] = last ? at(results_[c]) : carry_[c].data() + (i % 2) * argBytes_[c];
+        }
+      }
+      body_.runCall(argPtrs_, resultPtrs_, ctx.comm);
+      for (size_t c = 0; c < l_.carried; ++c)
+        argPtrs_[c] = resultPtrs_[c];
+    }
+  }
+
+private:
+  CompiledFunction& body_;
+  ScanLayout l_;
+  std::vector<int64_t> args_, results_;        // value ids in the caller
+  std::vector<size_t> argBytes_, resultBytes_; // per step, of the body's arguments and results
+  std::vector<std::vector<uint8_t>> carry_;
+  std::vector<uint8_t*> argPtrs_, resultPtrs_;
+};
+
 } // namespace
 
 std::unique_ptr<Kernel> bindCall(const BindArgs& a) {
@@ -39,6 +104,7 @@ std::unique_ptr<Kernel> bindCall(const BindArgs& a) {
   auto it = a.bodies ? a.bodies->find(callee) : decltype(a.bodies->end()){};
   if (!a.bodies || it == a.bodies->end())
     throw Error("the plan calls @" + callee + ", which has no plan of its own");
+  if (isScan(call)) return std::make_unique<ScanKernel>(*it->second, call, a.num);
   std::vector<int64_t> args, results;
   for (const Value* v : call.operands())
     args.push_back(a.num.id(v));

@@ -64,8 +64,8 @@ std::string checkCallStep(const ExecPlan& plan, const ValueNumbering& num, const
   for (int64_t i : st.ops)
     calls = calls || num.op(i)->def().callsFunction;
   if (!calls) return "";
-  if (st.ops.size() != 1 || st.kernel != "call" || st.reference)
-    return "runs a call together with other ops, or not as kernel 'call'";
+  if (st.ops.size() != 1 || st.kernel != anchor.name() || st.reference)
+    return "runs a call together with other ops, or not as its own kernel";
   const Function* body = f.module() ? f.module()->callee(anchor) : nullptr;
   if (!body) return "calls a function the module lacks";
   for (size_t k = 0; k < body->results().size() && k < anchor.numResults(); ++k) {

@@ -2,6 +2,7 @@
 
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
 
 #include <unordered_set>
@@ -26,6 +27,58 @@ std::string verifyOpSignature(const OpDef& def, const std::vector<TensorType>& o
 
 namespace {
 
+TensorType stacked(int64_t length, TensorType t) {
+  t.shape.insert(t.shape.begin(), length);
+  return t;
+}
+
+// A scan's operands and results against its callee (layout in shardc/ir/Scan.h).
+std::string checkScanTypes(const Op& scan, const Function& callee, const std::string& name) {
+  ScanLayout l = ScanLayout::of(scan);
+  if (l.length < 1) return "has length " + std::to_string(l.length) + "; it must be at least 1";
+  if (scan.attrs().getInt("carried") < 0 || scan.attrs().getInt("shared") < 0 ||
+      l.carried + l.shared > scan.numOperands())
+    return "has " + std::to_string(scan.numOperands()) + " operands, fewer than its carried (" +
+           std::to_string(scan.attrs().getInt("carried")) + ") and shared (" +
+           std::to_string(scan.attrs().getInt("shared")) + ") values";
+  if (callee.numArguments() != scan.numOperands())
+    return "has " + std::to_string(scan.numOperands()) + " operands; " + name + " takes " +
+           std::to_string(callee.numArguments()) + " arguments";
+  if (callee.results().size() < l.carried)
+    return "carries " + std::to_string(l.carried) + " values; " + name + " returns only " +
+           std::to_string(callee.results().size());
+  size_t ys = callee.results().size() - l.carried;
+  size_t expected = l.carried + ys + (l.saveCarries ? l.carried : 0);
+  if (scan.numResults() != expected)
+    return "has " + std::to_string(scan.numResults()) + " results; its layout over " + name +
+           " makes " + std::to_string(expected);
+  for (size_t i = 0; i < scan.numOperands(); ++i) {
+    TensorType want = callee.argument(i)->type();
+    if (i >= l.firstX()) want = stacked(l.length, want);
+    if (scan.operand(i)->type() != want)
+      return "operand " + std::to_string(i) + " is " + scan.operand(i)->type().str() + ", but " +
+             name + " takes " + callee.argument(i)->type().str() +
+             (i >= l.firstX() ? " per step (so " + want.str() + " stacked)" : "");
+  }
+  for (const FuncResult& r : callee.results())
+    if (r.tiedArg >= 0)
+      return "runs " + name + ", whose result '" + r.name + "' is tied to an argument";
+  for (size_t i = 0; i < l.carried; ++i)
+    if (callee.results()[i].value->type() != callee.argument(i)->type())
+      return "carries operand " + std::to_string(i) + " as " + callee.argument(i)->type().str() +
+             ", but " + name + " returns " + callee.results()[i].value->type().str() + " for it";
+  for (size_t i = 0; i < scan.numResults(); ++i) {
+    TensorType want = i < l.carried ? callee.results()[i].value->type()
+                      : i < l.carried + ys
+                          ? stacked(l.length, callee.results()[i].value->type())
+                          : stacked(l.length, callee.argument(i - l.carried - ys)->type());
+    if (scan.result(i)->type() != want)
+      return "result " + std::to_string(i) + " is declared " + scan.result(i)->type().str() +
+             ", but its layout over " + name + " makes " + want.str();
+  }
+  return "";
+}
+
 // A call's callee: another function of the module, calling nothing itself (no recursion),
 // whose arguments and results match the call's operands and results.
 std::string checkCall(const Function& f, const Op& call) {
@@ -35,6 +88,7 @@ std::string checkCall(const Function& f, const Op& call) {
   if (callee == &f) return "calls its own function " + name;
   for (const auto& op : callee->ops())
     if (op->def().callsFunction) return "calls " + name + ", which makes calls itself";
+  if (isScan(call)) return checkScanTypes(call, *callee, name);
   if (callee->numArguments() != call.numOperands() || callee->results().size() != call.numResults())
     return "has " + std::to_string(call.numOperands()) + " operands and " +
            std::to_string(call.numResults()) + " results; " + name + " takes " +

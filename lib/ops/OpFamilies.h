@@ -14,4 +14,5 @@ void registerPoolOps(OpRegistry& r);
 void registerCollectiveOps(OpRegistry& r);
 void registerRandomOps(OpRegistry& r);
 void registerCallOp(OpRegistry& r);
+void registerScanOp(OpRegistry& r);
 } // namespace shardc

@@ -34,6 +34,7 @@ const OpRegistry& OpRegistry::get() {
     registerCollectiveOps(r);
     registerRandomOps(r);
     registerCallOp(r);
+    registerScanOp(r);
     return r;
   }();
   return registry;

@@ -1,15 +1,71 @@
 #include "shardc/runtime/Interpreter.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/HostMemory.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <unordered_map>
 
 namespace shardc {
+namespace {
+
+// Slice `i` of a tensor stacked along its first dimension.
+Tensor sliceOf(const Tensor& stacked, int64_t i, const TensorType& slice) {
+  Tensor t(slice);
+  std::memcpy(t.data(), stacked.data() + static_cast<size_t>(i) * t.byteSize(), t.byteSize());
+  return t;
+}
+
+// A scan: its callee once per step (shardc/ir/Scan.h), the carried values threaded through.
+std::vector<Tensor> interpretScan(const Op& scan, const std::vector<const Tensor*>& inputs,
+                                  const std::vector<TensorType>& resultTypes, Collectives* comm,
+                                  InterpreterStats* stats) {
+  const Function& body = *scan.parent()->module()->callee(scan);
+  ScanLayout l = ScanLayout::of(scan);
+  std::vector<Tensor> outs;
+  for (const TensorType& t : resultTypes)
+    outs.emplace_back(t);
+  std::vector<Tensor> args;
+  for (size_t k = 0; k < l.firstX(); ++k)
+    args.push_back(*inputs[k]);
+  for (size_t k = l.firstX(); k < inputs.size(); ++k)
+    args.emplace_back(body.argument(k)->type());
+  for (int64_t i = 0; i < l.length; ++i) {
+    int64_t s = l.step(i);
+    for (size_t k = l.firstX(); k < inputs.size(); ++k)
+      args[k] = sliceOf(*inputs[k], s, body.argument(k)->type());
+    for (size_t c = 0; l.saveCarries && c < l.carried; ++c) {
+      Tensor& saved = outs[l.firstSaved() + c];
+      std::memcpy(saved.data() + static_cast<size_t>(s) * args[c].byteSize(), args[c].data(),
+                  args[c].byteSize());
+    }
+    InterpreterStats inner;
+    std::vector<Tensor> r = interpret(body, args, comm, &inner);
+    if (stats) {
+      stats->argumentBytes = std::max(stats->argumentBytes, inner.argumentBytes);
+      stats->peakResultBytes = std::max(stats->peakResultBytes, inner.peakResultBytes);
+      for (const auto& [name, sec] : inner.secondsByOp)
+        stats->secondsByOp[name] += sec;
+    }
+    for (size_t y = 0; y < l.ys; ++y) {
+      Tensor& dst = outs[l.firstY() + y];
+      const Tensor& src = r[l.carried + y];
+      std::memcpy(dst.data() + static_cast<size_t>(s) * src.byteSize(), src.data(), src.byteSize());
+    }
+    for (size_t c = 0; c < l.carried; ++c)
+      args[c] = std::move(r[c]);
+  }
+  for (size_t c = 0; c < l.carried; ++c)
+    outs[c] = std::move(args[c]);
+  return outs;
+}
+
+} // namespace
 
 std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args, Collectives* comm,
                               InterpreterStats* stats) {
@@ -57,7 +113,14 @@ std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args
     std::vector<Tensor> outs;
     auto t0 = std::chrono::steady_clock::now();
     try {
-      if (op->def().callsFunction) {
+      if (isScan(*op)) {
+        InterpreterStats inner;
+        outs = interpretScan(*op, inputs, resultTypes, comm, &inner);
+        peak = std::max(peak, live + inner.argumentBytes + inner.peakResultBytes);
+        if (stats)
+          for (const auto& [name, sec] : inner.secondsByOp)
+            stats->secondsByOp[name] += sec;
+      } else if (op->def().callsFunction) {
         std::vector<Tensor> callArgs;
         for (const Tensor* t : inputs)
           callArgs.push_back(*t);

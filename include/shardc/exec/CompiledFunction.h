@@ -69,6 +69,7 @@ public:
   void addTimes(ExecStats& into) const { addTimes(into, true); }
 
   const ExecPlan& plan() const { return plan_; }
+  const Function& function() const { return f_; }
   // "#7 matmul [transpose matmul add] -> f32[8,128,768]": the step, its ops and its result.
   const std::string& stepLabel(size_t step) const { return labels_[step]; }
 

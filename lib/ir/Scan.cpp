@@ -1,0 +1,26 @@
+#include "shardc/ir/Scan.h"
+
+#include "shardc/ir/IR.h"
+
+namespace shardc {
+
+bool isScan(const Op& op) {
+  return op.name() == "scan";
+}
+
+ScanLayout ScanLayout::of(const Op& scan) {
+  ScanLayout l;
+  const AttrDict& a = scan.attrs();
+  l.length = a.getInt("length");
+  l.carried = static_cast<size_t>(a.getInt("carried"));
+  l.shared = static_cast<size_t>(a.getInt("shared"));
+  l.reverse = a.getBool("reverse");
+  l.saveCarries = a.getBool("save_carries");
+  size_t in = scan.numOperands(), out = scan.numResults();
+  l.xs = in >= l.carried + l.shared ? in - l.carried - l.shared : 0;
+  size_t saved = l.saveCarries ? l.carried : 0;
+  l.ys = out >= l.carried + saved ? out - l.carried - saved : 0;
+  return l;
+}
+
+} // namespace shardc
