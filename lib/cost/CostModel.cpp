@@ -2,6 +2,7 @@
 
 #include "shardc/cost/Memory.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
@@ -233,7 +234,7 @@ public:
   }
 
 private:
-  // Adds one run of the call's callee (priced once per callee) to `r`.
+  // Adds one run of the call's callee (priced once per callee) to `r`, or a scan's `length`.
   void addCall(CostReport& r, CostReport& called, std::map<DType, double>& flopsByType,
                const Op& call, const Mesh& mesh,
                const std::map<std::string, std::vector<int64_t>>* bodyGroupOf,
@@ -250,13 +251,16 @@ private:
       it = bodies.emplace(callee->name(), evaluate(*callee, mesh, groups, bodyGroupOf)).first;
     }
     const CostReport& b = it->second;
-    r.flops += b.flops;
-    flopsByType[DType::F32] += b.flops;
-    r.computeSeconds += b.computeSeconds;
+    double runs = isScan(call) ? static_cast<double>(ScanLayout::of(call).length) : 1.0;
+    r.flops += runs * b.flops;
+    flopsByType[DType::F32] += runs * b.flops;
+    r.computeSeconds += runs * b.computeSeconds;
     for (const auto& [name, seconds] : b.computeByOp)
-      r.computeByOp[name] += seconds;
-    called.commSeconds += b.commSeconds;
-    called.collectives.insert(called.collectives.end(), b.collectives.begin(), b.collectives.end());
+      r.computeByOp[name] += runs * seconds;
+    called.commSeconds += runs * b.commSeconds;
+    for (double n = 0; n < runs; ++n)
+      called.collectives.insert(called.collectives.end(), b.collectives.begin(),
+                                b.collectives.end());
   }
 
   Target t_;

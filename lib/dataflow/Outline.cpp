@@ -6,6 +6,7 @@
 #include "shardc/dataflow/Sections.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
@@ -252,7 +253,8 @@ std::vector<HypersectionBody> sectionCalledBodies(const Function& f, const Targe
                   " and the " + std::string(phaseName(at.phase)) +
                   " phases; a hypersection body has one phase (compile without "
                   "--enable-hypersection)");
-    ++b.instances;
+    const Op& call = *ops[static_cast<size_t>(h.firstOp)];
+    b.instances += isScan(call) ? ScanLayout::of(call).length : 1;
     for (const Section& in : b.sections) {
       at.onChipBytes = std::max(at.onChipBytes, in.onChipBytes);
       at.computeUnits = std::max(at.computeUnits, in.computeUnits);

@@ -12,6 +12,7 @@
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Parser.h"
 #include "shardc/ir/Printer.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ir/Verifier.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/pef/Pef.h"
@@ -32,6 +33,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 #include <unistd.h>
@@ -191,9 +193,14 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
 void keepOrInlineCalls(const CompileOptions& o, Function& f, CompileLog& log) {
   Module& m = *f.module();
   if (m.functions().size() == 1) return;
-  std::map<std::string, int64_t> calls;
-  for (const auto& op : f.ops())
-    if (op->def().callsFunction) ++calls[op->attrs().getString("callee")];
+  std::map<std::string, int64_t> calls; // runs of each callee
+  std::set<std::string> scanned;
+  for (const auto& op : f.ops()) {
+    if (!op->def().callsFunction) continue;
+    const std::string& callee = op->attrs().getString("callee");
+    calls[callee] += isScan(*op) ? ScanLayout::of(*op).length : 1;
+    if (isScan(*op)) scanned.insert(callee);
+  }
   for (const auto& g : m.functions())
     if (g.get() != &f && !calls.count(g->name()))
       throw Error(o.model + ": @" + g->name() + " is not called by @" + f.name() +
@@ -206,7 +213,8 @@ void keepOrInlineCalls(const CompileOptions& o, Function& f, CompileLog& log) {
     why = "for partitioning, which reads one function (repeated runs are found again after it)";
   std::string shown;
   for (const auto& [name, n] : calls)
-    shown += (shown.empty() ? "@" : ", @") + name + " x" + std::to_string(n);
+    shown += (shown.empty() ? "@" : ", @") + name + " x" + std::to_string(n) +
+             (scanned.count(name) ? " (scanned)" : "");
   if (why.empty()) {
     log.line("calls kept as hypersection bodies: " + shown);
     return;

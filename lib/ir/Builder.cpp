@@ -36,6 +36,29 @@ Op* Builder::call(const Function& callee, std::vector<Value*> operands) {
                      std::move(attrs), loc_);
 }
 
+Op* Builder::scan(const Function& callee, std::vector<Value*> operands, int64_t length,
+                  size_t carried, size_t shared, bool reverse, bool saveCarries) {
+  auto stacked = [&](TensorType t) {
+    t.shape.insert(t.shape.begin(), length);
+    return t;
+  };
+  std::vector<TensorType> types;
+  for (size_t r = 0; r < callee.results().size(); ++r)
+    types.push_back(r < carried ? callee.results()[r].value->type()
+                                : stacked(callee.results()[r].value->type()));
+  for (size_t c = 0; saveCarries && c < carried; ++c)
+    types.push_back(stacked(callee.argument(c)->type()));
+  AttrDict attrs;
+  attrs.set("callee", callee.name());
+  attrs.set("length", length);
+  attrs.set("carried", static_cast<int64_t>(carried));
+  attrs.set("shared", static_cast<int64_t>(shared));
+  attrs.set("reverse", reverse);
+  attrs.set("save_carries", saveCarries);
+  return f_.insertOp(pos_, OpRegistry::get().lookup("scan"), std::move(operands), std::move(types),
+                     std::move(attrs), loc_);
+}
+
 Op* Builder::clone(const Op& op, std::unordered_map<const Value*, Value*>& map) {
   std::vector<Value*> operands;
   std::vector<TensorType> types;

@@ -2,6 +2,7 @@
 
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
@@ -11,6 +12,41 @@
 
 namespace shardc {
 namespace {
+
+// A scan of a split function: a reverse scan of its backward step (CallGradients.cpp) from the
+// cotangents of the final carried values, the stacked values the forward saved and the
+// cotangents of its stacked results (zeros where none flows).
+void scanGradients(Builder& b, const Op& scan, const std::vector<Value*>& resultGrads,
+                   const CallVjp& vjp, const std::function<void(size_t, Value*)>& add) {
+  ScanLayout l = ScanLayout::of(scan);
+  const Function* step = scan.parent()->module()->findFunction(vjp.scanBackward);
+  auto gradOf = [&](size_t r) {
+    return resultGrads[r] ? resultGrads[r] : zerosLike(b, scan.result(r)->type());
+  };
+  std::vector<Value*> operands;
+  for (size_t c = 0; c < l.carried; ++c)
+    operands.push_back(gradOf(c));
+  for (size_t i : vjp.scanSharedGrads)
+    operands.push_back(zerosLike(b, scan.operand(i)->type()));
+  for (size_t i = l.carried; i < l.firstX(); ++i)
+    operands.push_back(scan.operand(i));
+  for (size_t c = 0; c < l.carried && vjp.scanReadsCarries; ++c)
+    operands.push_back(scan.result(l.firstSaved() + c));
+  for (size_t i = l.firstX(); i < scan.numOperands(); ++i)
+    operands.push_back(scan.operand(i));
+  for (size_t r : vjp.residualResults)
+    operands.push_back(scan.result(r));
+  for (size_t k = l.carried; k < vjp.cotangents.size(); ++k)
+    operands.push_back(gradOf(vjp.cotangents[k]));
+  size_t carried = l.carried + vjp.scanSharedGrads.size();
+  Op* back = b.scan(*step, std::move(operands), l.length, carried, l.shared, !l.reverse, false);
+  for (size_t c = 0; c < l.carried; ++c)
+    add(c, back->result(c));
+  for (size_t a = 0; a < vjp.scanSharedGrads.size(); ++a)
+    add(vjp.scanSharedGrads[a], back->result(l.carried + a));
+  for (size_t q = 0; q < vjp.scanXGrads.size(); ++q)
+    add(vjp.scanXGrads[q], back->result(carried + q));
+}
 
 // A call of a split function: its backward's call, from the forward call's operands,
 // residuals and the cotangents of its results (zeros where none flows).
@@ -22,20 +58,14 @@ void callGradients(Builder& b, const Op& call, const std::vector<Value*>& result
     throw Error("a gradient must flow through the call of @" + callee +
                 ", which was not differentiated");
   const CallVjp& vjp = it->second;
+  if (isScan(call)) return scanGradients(b, call, resultGrads, vjp, add);
   const Function* backward = call.parent()->module()->findFunction(vjp.backward);
   std::vector<Value*> operands(call.operands().begin(), call.operands().end());
   for (size_t r : vjp.residualResults)
     operands.push_back(call.result(r));
   for (size_t r : vjp.cotangents) {
     Value* g = resultGrads[r];
-    if (!g) {
-      const TensorType& t = call.result(r)->type();
-      Value* zero = b.value(
-          "constant", {},
-          {{"value", TensorRef(std::make_shared<Tensor>(Tensor(TensorType{t.dtype, {}})))}});
-      g = t.rank() == 0 ? zero : b.value("broadcast", {zero}, {{"shape", t.shape}});
-    }
-    operands.push_back(g);
+    operands.push_back(g ? g : zerosLike(b, call.result(r)->type()));
   }
   Op* bwd = b.call(*backward, std::move(operands));
   for (size_t k = 0; k < vjp.gradOperands.size(); ++k)

@@ -2,11 +2,13 @@
 // over a model of repeated calls stays a program of calls (see Autodiff.h).
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 #include "shardc/train/Autodiff.h"
 
 #include <functional>
+#include <numeric>
 #include <set>
 #include <unordered_set>
 
@@ -24,7 +26,7 @@ std::string freeName(const Module& m, const std::string& base) {
 // @<callee>_bwd: the callee's ops and their gradient ops are built in one function, then
 // the gradient ops move to the backward, reading what they need of the forward's values as
 // residuals it returns.
-CallVjp split(Module& m, const Function& callee, const std::vector<size_t>& wrt,
+CallVjp split(Module& m, const Function& callee, const std::vector<size_t>& wrt, size_t carried,
               std::string& forwardName) {
   Function joint(callee.name());
   std::unordered_map<const Value*, Value*> map;
@@ -124,9 +126,14 @@ CallVjp split(Module& m, const Function& callee, const std::vector<size_t>& wrt,
     resultIndex.emplace(map.at(r.value), fwd->results().size());
     fwd->addResult(r.name, toFwd.at(map.at(r.value)));
   }
-  // A residual the callee returns already is read from that result.
+  // A residual the callee returns already is read from that result, unless it is one of the
+  // first `carried` (a scan keeps only their last step's value).
   for (size_t k = 0; k < residuals.size(); ++k) {
     auto [it, fresh] = resultIndex.emplace(residuals[k], fwd->results().size());
+    if (!fresh && it->second < carried) {
+      it->second = fwd->results().size();
+      fresh = true;
+    }
     if (fresh) fwd->addResult("residual" + std::to_string(k), toFwd.at(residuals[k]));
     vjp.residualResults.push_back(it->second);
     toBwd[residuals[k]] =
@@ -145,7 +152,85 @@ CallVjp split(Module& m, const Function& callee, const std::vector<size_t>& wrt,
   return vjp;
 }
 
+// The backward of a scanned callee as the body of a reverse scan (layout in shardc/ir/Scan.h),
+// from its backward `bwd` (the callee's arguments, residuals, cotangents -> gradients):
+//   carried: the cotangents of the carried values, then the gradients of the shared operands
+//            added up over the steps;
+//   shared:  the scan's shared operands;
+//   stacked: the carried values each step started from (when the backward reads them), the
+//            scan's stacked operands, the residuals, the cotangents of the stacked results;
+//   returns: the carried values' cotangents for the step before, the sums, and the gradients
+//            of the stacked operands.
+void buildScanBackward(Module& m, const Function& callee, const Function& bwd, size_t carried,
+                       size_t shared, CallVjp& vjp) {
+  size_t nArgs = callee.numArguments(), nRes = vjp.residualResults.size();
+  std::vector<size_t> sharedGrads, xGrads;
+  std::map<size_t, size_t> gradOf; // callee argument -> bwd result
+  for (size_t k = 0; k < vjp.gradOperands.size(); ++k) {
+    size_t i = vjp.gradOperands[k];
+    gradOf[i] = k;
+    if (i >= carried && i < carried + shared) sharedGrads.push_back(i);
+    if (i >= carried + shared) xGrads.push_back(i);
+  }
+  bool readsCarries = false;
+  for (size_t c = 0; c < carried; ++c)
+    readsCarries |= !bwd.argument(c)->uses().empty();
+  Function* s = m.addFunction(freeName(m, callee.name() + "_bwd_step"));
+  std::unordered_map<const Value*, Value*> map;
+  std::vector<Value*> dc, acc;
+  for (size_t c = 0; c < carried; ++c) {
+    dc.push_back(s->addArgument("d_" + callee.argument(c)->name(), callee.argument(c)->type(),
+                                ArgKind::Input));
+    map[bwd.argument(nArgs + nRes + c)] = dc.back(); // cotangents: the carried ones first
+  }
+  for (size_t i : sharedGrads)
+    acc.push_back(s->addArgument("sum_d_" + callee.argument(i)->name(), callee.argument(i)->type(),
+                                 ArgKind::Input));
+  for (size_t i = carried; i < carried + shared; ++i)
+    map[bwd.argument(i)] =
+        s->addArgument(callee.argument(i)->name(), callee.argument(i)->type(), ArgKind::Input);
+  for (size_t c = 0; c < carried && readsCarries; ++c)
+    map[bwd.argument(c)] =
+        s->addArgument(callee.argument(c)->name(), callee.argument(c)->type(), ArgKind::Input);
+  for (size_t i = carried + shared; i < nArgs; ++i)
+    map[bwd.argument(i)] =
+        s->addArgument(callee.argument(i)->name(), callee.argument(i)->type(), ArgKind::Input);
+  for (size_t k = 0; k < nRes; ++k)
+    map[bwd.argument(nArgs + k)] = s->addArgument(bwd.argument(nArgs + k)->name(),
+                                                  bwd.argument(nArgs + k)->type(), ArgKind::Input);
+  for (size_t k = carried; k < vjp.cotangents.size(); ++k) {
+    const Value* a = bwd.argument(nArgs + nRes + k);
+    map[a] = s->addArgument(a->name(), a->type(), ArgKind::Input);
+  }
+  Builder b(*s);
+  b.cloneOps(bwd, map);
+  auto grad = [&](size_t i) -> Value* {
+    auto it = gradOf.find(i);
+    return it == gradOf.end() ? nullptr : map.at(bwd.results()[it->second].value);
+  };
+  for (size_t c = 0; c < carried; ++c) {
+    Value* g = grad(c);
+    if (!g) g = zerosLike(b, callee.argument(c)->type());
+    s->addResult("d_" + callee.argument(c)->name(), g);
+  }
+  for (size_t a = 0; a < sharedGrads.size(); ++a)
+    s->addResult(acc[a]->name(), b.value("add", {acc[a], grad(sharedGrads[a])}));
+  for (size_t i : xGrads)
+    s->addResult("d_" + callee.argument(i)->name(), grad(i));
+  vjp.scanBackward = s->name();
+  vjp.scanSharedGrads = std::move(sharedGrads);
+  vjp.scanXGrads = std::move(xGrads);
+  vjp.scanReadsCarries = readsCarries;
+}
+
 } // namespace
+
+Value* zerosLike(Builder& b, const TensorType& t) {
+  Value* zero =
+      b.value("constant", {},
+              {{"value", TensorRef(std::make_shared<Tensor>(Tensor(TensorType{t.dtype, {}})))}});
+  return t.rank() == 0 ? zero : b.value("broadcast", {zero}, {{"shape", t.shape}});
+}
 
 CallVjps splitCallsForGradients(Function& f, const std::vector<Value*>& trained) {
   Module* m = f.module();
@@ -159,34 +244,81 @@ CallVjps splitCallsForGradients(Function& f, const std::vector<Value*>& trained)
           calls.push_back(op.get());
           break;
         }
-  // Per callee, the arguments some call passes a value computed from a trained parameter.
+  // Per callee, the arguments some call passes a value computed from a trained parameter;
+  // a scan's carried values too (a later step's depend on the stacked parameters).
   std::map<std::string, std::set<size_t>> wrt;
-  for (const Op* call : calls)
+  std::map<std::string, ScanLayout> scanned;
+  std::set<std::string> plain;
+  for (const Op* call : calls) {
+    const std::string& name = call->attrs().getString("callee");
     for (size_t i = 0; i < call->numOperands(); ++i)
       if (fromTrained.count(call->operand(i)) && isFloat(call->operand(i)->type().dtype))
-        wrt[call->attrs().getString("callee")].insert(i);
+        wrt[name].insert(i);
+    if (!isScan(*call)) {
+      plain.insert(name);
+      continue;
+    }
+    ScanLayout l = ScanLayout::of(*call);
+    if (auto [it, fresh] = scanned.emplace(name, l);
+        !fresh && (it->second.carried != l.carried || it->second.shared != l.shared))
+      throw Error("@" + name + " is scanned with two layouts; differentiate one of them");
+    for (size_t c = 0; c < l.carried; ++c) {
+      if (!isFloat(call->operand(c)->type().dtype))
+        throw Error("the scan of @" + name + " carries " + call->operand(c)->type().str() +
+                    " (operand " + std::to_string(c) +
+                    "); a gradient flows through a scan only over floating-point carried values");
+      wrt[name].insert(c);
+    }
+  }
   CallVjps out;
   std::map<std::string, std::string> forwardOf; // callee -> its forward
   for (const auto& [name, args] : wrt) {
     const Function* callee = m->findFunction(name);
+    auto sc = scanned.find(name);
+    size_t carried = sc == scanned.end() ? 0 : sc->second.carried;
     std::string forward;
-    CallVjp vjp = split(*m, *callee, std::vector<size_t>(args.begin(), args.end()), forward);
+    CallVjp vjp =
+        split(*m, *callee, std::vector<size_t>(args.begin(), args.end()), carried, forward);
+    if (sc != scanned.end())
+      buildScanBackward(*m, *callee, *m->findFunction(vjp.backward), carried, sc->second.shared,
+                        vjp);
     out.emplace(forward, std::move(vjp));
     forwardOf[name] = forward;
   }
   for (Op* call : calls) {
-    const Function* fwd = m->findFunction(forwardOf.at(call->attrs().getString("callee")));
+    const std::string& name = call->attrs().getString("callee");
+    const Function* fwd = m->findFunction(forwardOf.at(name));
     Builder b(f);
     b.setInsertionPoint(call);
     b.setLoc(call->loc());
-    Op* now = b.call(*fwd, call->operands());
+    Op* now = nullptr;
+    std::vector<size_t> resultAt(call->numResults()); // the old result's index in the new op
+    std::iota(resultAt.begin(), resultAt.end(), 0);
+    if (isScan(*call)) {
+      ScanLayout l = ScanLayout::of(*call);
+      const CallVjp& vjp = out.at(fwd->name());
+      now = b.scan(*fwd, call->operands(), l.length, l.carried, l.shared, l.reverse,
+                   l.saveCarries || vjp.scanReadsCarries);
+      size_t ys = fwd->results().size() - l.carried;
+      for (size_t r = l.firstSaved(); r < call->numResults(); ++r)
+        resultAt[r] = r + ys - l.ys;
+    } else {
+      now = b.call(*fwd, call->operands());
+    }
     for (size_t r = 0; r < call->numResults(); ++r) {
-      now->result(r)->setName(call->result(r)->name());
-      call->result(r)->replaceAllUsesWith(now->result(r));
+      now->result(resultAt[r])->setName(call->result(r)->name());
+      call->result(r)->replaceAllUsesWith(now->result(resultAt[r]));
     }
     f.eraseOp(call);
   }
-  // The callees no call names any more.
+  // The callees no call names any more (and the backward a scan's backward step replaces).
+  for (const auto& [fwd, vjp] : out)
+    if (!vjp.scanBackward.empty()) {
+      bool called = false; // by a plain call too
+      for (const auto& [name, forward] : forwardOf)
+        called |= forward == fwd && plain.count(name);
+      if (!called) m->eraseFunction(m->findFunction(vjp.backward));
+    }
   std::set<std::string> called;
   for (const auto& op : f.ops())
     if (op->def().callsFunction) called.insert(op->attrs().getString("callee"));

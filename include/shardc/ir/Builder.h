@@ -27,6 +27,9 @@ public:
   // A `call` of `callee` (a function of this function's module): its result types are the
   // callee's results'.
   Op* call(const Function& callee, std::vector<Value*> operands);
+  // A `scan` of `callee` (layout in shardc/ir/Scan.h): result types from the callee's.
+  Op* scan(const Function& callee, std::vector<Value*> operands, int64_t length, size_t carried,
+           size_t shared, bool reverse, bool saveCarries);
   // Copies `op` at the insertion point, its operands read through `map`, and adds its
   // results to `map`.
   Op* clone(const Op& op, std::unordered_map<const Value*, Value*>& map);

@@ -8,17 +8,26 @@
 #include <vector>
 
 namespace shardc {
+class Builder;
 class Function;
 class Value;
+struct TensorType;
 
 // How a call of a function split for differentiation (splitCallsForGradients) is
 // differentiated: the call runs a forward whose first results are the callee's and the rest
 // values its backward reads; `backward` takes the call's operands, the forward's results
 // `residualResults`, and the cotangents of results `cotangents`, and returns the gradients
 // of operands `gradOperands`.
+// A scanned callee's backward runs as a reverse scan of `scanBackward` (its layout in
+// lib/train/CallGradients.cpp): it adds up the gradients of shared operands
+// `scanSharedGrads` over the steps, returns those of stacked operands `scanXGrads` stacked, and
+// reads the carried values each forward step started from when `scanReadsCarries`.
 struct CallVjp {
   std::string backward;
   std::vector<size_t> residualResults, cotangents, gradOperands;
+  std::string scanBackward;
+  std::vector<size_t> scanSharedGrads, scanXGrads;
+  bool scanReadsCarries = false;
 };
 using CallVjps = std::map<std::string, CallVjp>; // by forward function
 
@@ -33,6 +42,9 @@ using CallVjps = std::map<std::string, CallVjp>; // by forward function
 // by dead-code elimination afterwards.
 std::vector<Value*> buildGradients(Function& f, Value* loss, const std::vector<Value*>& wrt,
                                    const CallVjps* calls = nullptr);
+
+// Zeros of type `t` (a scalar constant broadcast), built at b's insertion point.
+Value* zerosLike(Builder& b, const TensorType& t);
 
 // The floating-point values of `f` computed from any of `from` (and those of `from`).
 std::unordered_set<const Value*> floatDependents(const Function& f,
