@@ -2,6 +2,7 @@
 #include "shardc/cost/Memory.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/support/Error.h"
@@ -52,15 +53,17 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
                                                          : info.inputBytes;
     total += a->type().bytes();
   }
-  // A call's collectives are its body's, once per call.
+  // A call's collectives are its body's, once per call (a scan's once per step).
   std::vector<const Op*> ops;
   for (const auto& op : f.ops()) {
     if (!op->def().callsFunction) {
       ops.push_back(op.get());
       continue;
     }
-    for (const auto& inner : l.module->callee(*op)->ops())
-      ops.push_back(inner.get());
+    int64_t runs = isScan(*op) ? ScanLayout::of(*op).length : 1;
+    for (int64_t n = 0; n < runs; ++n)
+      for (const auto& inner : l.module->callee(*op)->ops())
+        ops.push_back(inner.get());
   }
   for (const Op* op : ops) {
     if (!op->def().communicates || op->name() == "shard_slice") continue;

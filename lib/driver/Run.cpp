@@ -7,6 +7,7 @@
 #include "shardc/exec/CompiledFunction.h"
 #include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/runtime/Checkpoint.h"
 #include "shardc/runtime/Dataset.h"
@@ -89,13 +90,18 @@ void printSectionTimes(const LoadedPef& l, const std::vector<double>& byStep, in
   try {
     Target t = loadTarget(target);
     estimated = estimateSections(*l.entry, t, prog.sections);
-    // A call's estimate is its body's sections'.
+    // A call's estimate is its body's sections', a scan's `length` times theirs.
+    std::vector<const Op*> ops;
+    for (const auto& op : l.entry->ops())
+      ops.push_back(op.get());
     for (size_t k = 0; k < prog.sections.size(); ++k) {
       if (prog.sections[k].body < 0) continue;
       const PefBody& b = prog.bodies[static_cast<size_t>(prog.sections[k].body)];
+      const Op& call = *ops.at(static_cast<size_t>(prog.sections[k].firstOp));
+      double runs = isScan(call) ? static_cast<double>(ScanLayout::of(call).length) : 1.0;
       estimated[k] = 0;
       for (double e : estimateSections(*l.module->findFunction(b.function), t, b.sections))
-        estimated[k] += e;
+        estimated[k] += runs * e;
     }
   } catch (const Error&) {
     target += " (not a built-in target: no estimate)";
