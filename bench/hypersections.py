@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Hypersections and compile time: GPTs of 12 and 96 layers (text IR from scripts/gen_gpt.py,
 d 64, 4 heads, vocab 256, sequence 32, batch 4) compiled for inference and for training (SGD),
-three ways: flat (no flag), hypersections (--enable-hypersection on the flat model: repeated
-runs are found in the compiled program) and functions (--enable-hypersection on the model
+four ways: flat (no flag), hypersections (--enable-hypersection on the flat model: repeated
+runs are found in the compiled program), functions (--enable-hypersection on the model
 written with its layer as a function, gen_gpt.py --layer-function: the calls are kept from
-the start). Per compile: the compile time without the weights (the compile log's figure:
+the start) and scan (--enable-hypersection on the model written as a scan of its layer over
+stacked weights, gen_gpt.py --scan: one body, no per-layer arguments). Per compile: the compile time without the weights (the compile log's figure:
 wall time less making the text IR's initial values, copying them into the PEF and writing
 it), the time writing the weights and the PEF, the PEF's program part (its bytes less the
 weight data), the ops outside bodies and the bodies' instances; then the 96/12 ratios of
@@ -25,9 +26,10 @@ from benchutil import ROOT, add_common_args
 
 MODES = {"inference": ["--inference"], "training": ["--loss", "cross-entropy", "--labels",
                                                      "targets"]}
-# variant -> (model written with a layer function, flags)
-VARIANTS = {"flat": (False, []), "hypersections": (False, ["--enable-hypersection"]),
-            "functions": (True, ["--enable-hypersection"])}
+# variant -> (gen_gpt.py's form of the model, flags)
+VARIANTS = {"flat": ("flat", []), "hypersections": ("flat", ["--enable-hypersection"]),
+            "functions": ("layer-function", ["--enable-hypersection"]),
+            "scan": ("scan", ["--enable-hypersection"])}
 
 
 def compile_once(shardc, model, out, flags):
@@ -56,21 +58,21 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         models = {}
         for n in layers:
-            for fn in (False, True):
-                d = os.path.join(out, f"gpt{n}{'fn' if fn else ''}")
+            for form in ("flat", "layer-function", "scan"):
+                d = os.path.join(out, f"gpt{n}-{form}")
                 subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_gpt.py"),
                                 "--layers", str(n), "--vocab", "256", "--dim", "64", "--heads",
                                 "4", "--seq", "32", "--batch", "4", d] +
-                               (["--layer-function"] if fn else []), check=True,
+                               ([] if form == "flat" else ["--" + form]), check=True,
                                stdout=subprocess.DEVNULL)
-                models[n, fn] = os.path.join(d, "gpt.ir")
+                models[n, form] = os.path.join(d, "gpt.ir")
         runs = {}
         for _ in range(a.repeats):
             for mode, mflags in MODES.items():
-                for variant, (fn, vflags) in VARIANTS.items():
+                for variant, (form, vflags) in VARIANTS.items():
                     for n in layers:
                         runs.setdefault((mode, variant, n), []).append(
-                            compile_once(shardc, models[n, fn], out, mflags + vflags))
+                            compile_once(shardc, models[n, form], out, mflags + vflags))
     print(f"{'mode':<10}{'variant':<15}{'layers':>7}{'compile ms':>11}{'write ms':>9}"
           f"{'program KiB':>12}{'weights KiB':>12}{'ops':>7}{'instances':>10}")
     med = {}
