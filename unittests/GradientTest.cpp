@@ -250,8 +250,9 @@ const std::set<std::string> kNotDifferentiable = {
     "gelu_grad",
     // Collectives: per-device programs are made after autodiff, never differentiated.
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "shard_slice",
-    // Calls: hypersections are outlined after autodiff and partitioning.
-    "call"};
+    // Calls: hypersections are outlined after autodiff and partitioning; calls and scans of
+    // a model are differentiated through their callees (lib/train/CallGradients.cpp).
+    "call", "scan"};
 
 } // namespace
 

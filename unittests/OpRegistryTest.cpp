@@ -38,7 +38,9 @@ const std::set<std::string> kNumericallyTested = {
     // RandomOpTest.cpp
     "dropout",
     // HypersectionTest.cpp
-    "call"};
+    "call",
+    // ScanTest.cpp
+    "scan"};
 
 TEST(OpRegistryTest, EveryOpHasNumericTests) {
   std::set<std::string> registered;
@@ -163,6 +165,7 @@ std::vector<FlopCase> flopCases() {
       {"all_reduce", {x}, {{"axes", "data"}, {"group", 2}}, 0},
       // A call's work is priced in its callee's ops, where the program was priced.
       {"call", {x}, {{"callee", "body"}}, 0},
+      {"scan", {x}, {{"callee", "body"}, {"length", 2}, {"carried", 1}}, 0},
       {"all_gather", {x}, {{"axes", "data"}, {"group", 2}, {"dim", 1}}, 0},
       {"reduce_scatter", {x}, {{"axes", "data"}, {"group", 2}, {"dim", 0}}, 0},
       {"all_to_all", {x}, {{"axes", "data"}, {"group", 2}, {"split_dim", 0}, {"concat_dim", 1}}, 0},
