@@ -39,13 +39,35 @@ ShardingPlan trialBase(const Function& f, const Mesh& mesh) {
   return p;
 }
 
+// The parameter `v` is, directly or as one step's slice of a parameter stacked over a scan's
+// steps (slice [i:i+1] of its first dimension, reshaped without it: an unrolled scan's
+// reading of a stacked weight). `lead` is 1 for a stacked one.
+const Value* paramOf(const Value* v, int64_t& lead) {
+  lead = 0;
+  if (const Op* r = v->definingOp(); r && r->name() == "reshape") {
+    const Op* s = r->operand(0)->definingOp();
+    const Value* p = s && s->name() == "slice" ? s->operand(0) : nullptr;
+    Shape step = v->type().shape;
+    step.insert(step.begin(), 1);
+    if (p && s->result(0)->type().shape == step && p->type().rank() == v->type().rank() + 1 &&
+        Shape(p->type().shape.begin() + 1, p->type().shape.end()) == v->type().shape) {
+      v = p;
+      lead = 1;
+    }
+  }
+  if (!v->isArgument() || v->argKind() != ArgKind::Param) return nullptr;
+  return v;
+}
+
 // The 2-D parameter a matmul's weight (operand 1) is: the parameter itself ([in, out]) or a
-// transpose of it ([out, in], as PyTorch's nn.Linear keeps its weight and its Gemm exports).
+// transpose of it ([out, in], as PyTorch's nn.Linear keeps its weight and its Gemm exports),
+// either of them possibly one step's slice of a stacked parameter ([steps, in, out]).
 struct Weight {
   const Value* param = nullptr;
   bool transposed = false;
-  int64_t outDim() const { return transposed ? 0 : 1; }
-  int64_t inDim() const { return transposed ? 1 : 0; }
+  int64_t lead = 0; // 1: stacked over a scan's steps
+  int64_t outDim() const { return lead + (transposed ? 0 : 1); }
+  int64_t inDim() const { return lead + (transposed ? 1 : 0); }
 };
 
 Weight weightOf(const Op& op) {
@@ -57,19 +79,27 @@ Weight weightOf(const Op& op) {
     w = t->operand(0);
     transposed = true;
   }
-  if (!w->isArgument() || w->argKind() != ArgKind::Param || w->type().rank() != 2) return {};
-  return {w, transposed};
+  if (w->type().rank() != 2) return {};
+  int64_t lead = 0;
+  const Value* p = paramOf(w, lead);
+  if (!p) return {};
+  return {p, transposed, lead};
 }
 
-// The bias added to a matmul's result: the 1-D parameter of its single `add` user.
-const Value* biasOf(const Op& matmul, const Op** add) {
+// The bias added to a matmul's result: the 1-D parameter of its single `add` user (or one
+// step's slice of a stacked one, `lead` 1).
+const Value* biasOf(const Op& matmul, const Op** add, int64_t* lead = nullptr) {
   const Value* y = matmul.result(0);
   if (y->uses().size() != 1 || !y->uses()[0].user) return nullptr;
   const Op* user = y->uses()[0].user;
   if (user->name() != "add") return nullptr;
   const Value* b = user->operand(y->uses()[0].index == 0 ? 1 : 0);
-  if (!b->isArgument() || b->argKind() != ArgKind::Param || b->type().rank() != 1) return nullptr;
+  if (b->type().rank() != 1) return nullptr;
+  int64_t l = 0;
+  b = paramOf(b, l);
+  if (!b) return nullptr;
   *add = user;
+  if (lead) *lead = l;
   return b;
 }
 
@@ -131,22 +161,33 @@ bool lastDimUses(const TensorSharding& s, const std::string& axis) {
 
 OutputSplit fusedOutputSplit(const Value* param) {
   if (!param->isArgument() || param->argKind() != ArgKind::Param) return {};
-  for (const Use& u : param->uses()) {
-    if (!u.user) continue;
-    // The weight of a matmul, directly or through its transpose.
-    const Op* matmul = u.user;
-    if (matmul->name() == "transpose" && matmul->result(0)->uses().size() == 1)
-      matmul = matmul->result(0)->uses()[0].user;
-    if (matmul) {
-      Weight w = weightOf(*matmul);
-      if (w.param == param) return {w.outDim(), equalPieces(*matmul)};
+  for (const Use& use : param->uses()) {
+    if (!use.user) continue;
+    // A stacked parameter is read through each step's slice and reshape.
+    std::vector<Use> reads{use};
+    if (use.user->name() == "slice" && use.user->result(0)->uses().size() == 1) {
+      const Op* reshape = use.user->result(0)->uses()[0].user;
+      if (reshape && reshape->name() == "reshape")
+        reads.assign(reshape->result(0)->uses().begin(), reshape->result(0)->uses().end());
     }
-    if (u.user->name() != "add" || param->type().rank() != 1) continue;
-    const Value* other = u.user->operand(u.index == 0 ? 1 : 0);
-    const Op* producer = other->definingOp();
-    const Op* add = nullptr;
-    if (producer && weightOf(*producer).param && biasOf(*producer, &add) == param)
-      return {0, equalPieces(*producer)};
+    for (const Use& u : reads) {
+      if (!u.user) continue;
+      // The weight of a matmul, directly or through its transpose.
+      const Op* matmul = u.user;
+      if (matmul->name() == "transpose" && matmul->result(0)->uses().size() == 1)
+        matmul = matmul->result(0)->uses()[0].user;
+      if (matmul) {
+        Weight w = weightOf(*matmul);
+        if (w.param == param) return {w.outDim(), equalPieces(*matmul)};
+      }
+      if (u.user->name() != "add" || u.user->operand(u.index)->type().rank() != 1) continue;
+      const Value* other = u.user->operand(u.index == 0 ? 1 : 0);
+      const Op* producer = other->definingOp();
+      const Op* add = nullptr;
+      int64_t lead = 0;
+      if (producer && weightOf(*producer).param && biasOf(*producer, &add, &lead) == param)
+        return {lead, equalPieces(*producer)};
+    }
   }
   return {};
 }
@@ -185,17 +226,18 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
     if (!w.param || isFixed(plan, w.param)) continue;
     int64_t pieces = equalPieces(*op);
     if (w.param->type().shape[static_cast<size_t>(w.outDim())] % (n * pieces)) continue;
-    TensorSharding column = TensorSharding::replicated(2);
+    TensorSharding column = TensorSharding::replicated(w.param->type().rank());
     column.dims[static_cast<size_t>(w.outDim())] = {axis};
     column.setChunks(w.outDim(), pieces);
     ShardingPlan trial = base;
     std::vector<const Value*> seeds{w.param};
     trial.set(w.param, column, {OriginKind::Tactic, tactic});
     const Op* add = nullptr;
-    if (const Value* b = biasOf(*op, &add); b && !isFixed(plan, b)) {
-      TensorSharding bs = TensorSharding::replicated(1);
-      bs.dims[0] = {axis};
-      bs.setChunks(0, pieces);
+    int64_t lead = 0;
+    if (const Value* b = biasOf(*op, &add, &lead); b && !isFixed(plan, b)) {
+      TensorSharding bs = TensorSharding::replicated(b->type().rank());
+      bs.dims[static_cast<size_t>(lead)] = {axis};
+      bs.setChunks(lead, pieces);
       trial.set(b, bs, {OriginKind::Tactic, tactic});
       seeds.push_back(b);
     }
@@ -210,7 +252,7 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
         if (communicatesSplit(**it, trial, axis)) break;
         continue;
       }
-      TensorSharding row = TensorSharding::replicated(2);
+      TensorSharding row = TensorSharding::replicated(w2.param->type().rank());
       row.dims[static_cast<size_t>(w2.inDim())] = {axis};
       // A row matmul fed by two column ones (a gated MLP: gate and up projections) takes
       // the second as well.

@@ -32,7 +32,9 @@ struct SectionFlags {
                   "fusion rules for -o1 (YAML; default: shardc's own, rules/default.yaml)");
     c->add_flag("--enable-hypersection", co.hypersections,
                 "compile repeated subgraphs (layers, their gradients and updates) once: each "
-                "becomes a body the program calls per instance");
+                "becomes a body the program calls per instance (a text IR `scan` over stacked "
+                "weights: one body, whatever the depth); without it calls and scans are "
+                "inlined");
     c->add_option("--compiler-mode", co.compilerMode,
                   "NAME: model-type heuristics: default (none) or nlp (transformers: finds the "
                   "attention and MLP blocks, turns on hypersections and names the layers by "
