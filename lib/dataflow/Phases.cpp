@@ -24,12 +24,16 @@ template <typename Pred> bool allOf(const Op& op, Pred pred) {
   return true;
 }
 
-// Ops an optimizer update is made of: per-element arithmetic and what feeds it scalars.
+// Ops an optimizer update is made of: per-element arithmetic and what feeds it scalars (and
+// the data movement that makes a gradient of its pieces: the split of a bucketed gradient
+// sum, an unrolled scan's per-step gradients padded or concatenated into its stacked
+// parameter's).
 bool elementwiseUpdate(const Op& op) {
   const ElementFns& e = op.def().element;
   if (e.unaryF || e.unaryI || e.binaryF || e.binaryI) return true;
-  static const std::set<std::string_view> kOthers = {"broadcast", "cast",    "constant",
-                                                     "where",     "compare", "reshape"};
+  static const std::set<std::string_view> kOthers = {"broadcast", "cast",    "constant", "where",
+                                                     "compare",   "reshape", "split",    "concat",
+                                                     "pad",       "slice"};
   return kOthers.count(op.name()) > 0;
 }
 

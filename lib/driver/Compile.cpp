@@ -287,6 +287,13 @@ CompileResult compileModel(const CompileOptions& given) {
     if (!(*value > 0 && *value <= 1)) throw Error(std::string(flag) + " must lie in (0, 1]");
     *field = *value;
   }
+  if (o.gradBucketMiB) {
+    if (!(*o.gradBucketMiB >= 0 && *o.gradBucketMiB <= 1 << 20))
+      throw Error("--grad-bucket-mib must lie in [0, 1048576]");
+    if (!o.partition.requested())
+      throw Error("--grad-bucket-mib applies to partitioned compiles (--data-parallel, "
+                  "--tensor-parallel, --auto-partition, --strategy)");
+  }
   std::string name = o.pefName.empty()
                          ? "shardc-" + utcNow("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid())
                          : o.pefName;
@@ -558,6 +565,13 @@ CompileResult compileModel(const CompileOptions& given) {
     Function& local = *part.program.module->functions()[0];
     for (const char* passName : {"localize-constants", "cse", "dce"})
       findPass(passName)->run(local);
+    auto bucket = static_cast<int64_t>(o.gradBucketMiB.value_or(25) * (1 << 20));
+    if (bucket == 0)
+      log.line("gradient reduction: one all-reduce per gradient (--grad-bucket-mib 0)");
+    else if (int64_t merged = bucketGradientReductions(local, bucket))
+      log.line("gradient reduction: " + std::to_string(merged) +
+               " all-reduces merged into buckets of up to " +
+               formatBytes(static_cast<double>(bucket)));
     prepareForPlan(local);
     for (const MeshAxis& a : part.plan.mesh().axes())
       pef.mesh.emplace_back(a.name, a.size);

@@ -191,6 +191,9 @@ int main(int argc, char** argv) {
   supportOption("--cost-memory-efficiency", co.memoryEfficiency,
                 "F in (0, 1]: the target's memory efficiency (fraction of peak bandwidth), "
                 "overriding its file");
+  supportOption("--grad-bucket-mib", co.gradBucketMiB,
+                "M >= 0: a partitioned step's gradient sums are merged into all-reduces of at "
+                "most M MiB (default 25; 0: one all-reduce per gradient)");
   compile->add_option("--log-dir", co.logDir,
                       "where the log and debug dumps go (default: the PEF's folder)");
   compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models")

@@ -39,6 +39,11 @@ std::optional<Phase> parsePhase(std::string_view name);
 // grad-reduce or optimizer op, so ordering ops by phase keeps the data flow.
 std::vector<Phase> opPhases(const Function& f);
 
+// Replaces the gradient reduction's all-reduces (grad-reduce phase, floating point) by
+// bucketed ones: those over the same axes, in program order, concatenated up to
+// `bucketBytes`, reduced once and split back. Returns how many all-reduces were merged.
+int64_t bucketGradientReductions(Function& f, int64_t bucketBytes);
+
 struct Section {
   Phase phase = Phase::Forward;
   int64_t firstOp = 0, numOps = 0; // a contiguous run of ops in program order

@@ -47,6 +47,8 @@ struct CompileOptions {
   bool debug = false;
   // Support options: the target's compute and memory efficiencies, overridden.
   std::optional<double> computeEfficiency, memoryEfficiency;
+  // Support option: the gradient reduction's bucket size in MiB (0: one all-reduce each).
+  std::optional<double> gradBucketMiB;
   std::string logDir; // default: the PEF's folder
   uint64_t seed = 0;  // initial values of text-IR parameters
   TrainOptions train; // without --inference
