@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Step time of the GPT fixture's Adam training step (test/import/Inputs/gpt_loss) split over
 devices, next to the one-device step, in the same run: data parallel -ws 2 and -ws 4, Megatron
-on 2 chips and a 2x2 mesh, each with devices as threads in one process and as MPI ranks.
+on 2 chips and a 2x2 mesh, each with devices as threads in one process and as MPI ranks; the
+data-parallel steps also with one all-reduce per gradient (--grad-bucket-mib 0) instead of
+the bucketed reduction.
 Medians of --repeats; prints each step time and its ratio to one device.
 
 A step's time is (time of `run --steps S+1`) - (time of `run --steps 1`), divided by S, so
@@ -19,7 +21,9 @@ from benchutil import (GPT_LOSS, gpt_batch_inputs, median_time, mpirun_prefix, p
 CASES = [  # name, compile flags, devices
     ("1 device", [], 1),
     ("-ws 2", ["--data-parallel", "-ws", "2"], 2),
+    ("-ws 2, no gradient buckets", ["--data-parallel", "-ws", "2", "--grad-bucket-mib", "0"], 2),
     ("-ws 4", ["--data-parallel", "-ws", "4"], 4),
+    ("-ws 4, no gradient buckets", ["--data-parallel", "-ws", "4", "--grad-bucket-mib", "0"], 4),
     ("tensor-parallel weight 2", ["--tensor-parallel", "weight", "--n-chips", "2"], 2),
     ("2x2 mesh", ["--data-parallel", "-ws", "2", "--tensor-parallel", "weight", "--n-chips", "2"], 4),
 ]
