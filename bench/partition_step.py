@@ -6,16 +6,18 @@ data-parallel steps also with one all-reduce per gradient (--grad-bucket-mib 0) 
 the bucketed reduction.
 Medians of --repeats; prints each step time and its ratio to one device.
 
-A step's time is (time of `run --steps S+1`) - (time of `run --steps 1`), divided by S, so
-process start (and MPI start-up), loading and writing outputs cancel out.
+A step's time is the median step `run --steps S --stats` measures inside the process (rank
+0's under mpirun), so process and MPI start-up, loading and writing outputs stay out of it.
 
-  bench/partition_step.py [--build build] [--repeats 3] [--steps 10] [--batch 8]
+  bench/partition_step.py [--build build] [--repeats 3] [--steps 200] [--batch 8]
 """
 import os
+import re
+import statistics
 import subprocess
 import tempfile
 
-from benchutil import (GPT_LOSS, gpt_batch_inputs, median_time, mpirun_prefix, parse_gpt_step_args,
+from benchutil import (GPT_LOSS, gpt_batch_inputs, mpirun_prefix, parse_gpt_step_args,
                        replica_batch)
 
 CASES = [  # name, compile flags, devices
@@ -29,8 +31,13 @@ CASES = [  # name, compile flags, devices
 ]
 
 
+def median_step(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"median step ([\d.e-]+) s", out).group(1))
+
+
 def main():
-    a = parse_gpt_step_args(__doc__)
+    a = parse_gpt_step_args(__doc__, steps=200)
     shardc = os.path.join(a.build, "bin", "shardc")
     mpi = mpirun_prefix()
     d = GPT_LOSS
@@ -48,13 +55,9 @@ def main():
             if devices > 1 and mpi:
                 launchers.append(("mpirun", mpi + ["-np", str(devices)]))
             for how, prefix in launchers:
-                run = lambda steps: subprocess.run(
-                    prefix + [shardc, "run", "--pef", os.path.join(out, pef, pef + ".pef"),
-                              "--steps", str(steps), "--output-dir", out] + inputs,
-                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                t1 = median_time(lambda: run(1), a.repeats)
-                tn = median_time(lambda: run(a.steps + 1), a.repeats)
-                step = (tn - t1) / a.steps
+                cmd = prefix + [shardc, "run", "--pef", os.path.join(out, pef, pef + ".pef"),
+                                "--steps", str(a.steps), "--stats", "--output-dir", out] + inputs
+                step = statistics.median(median_step(cmd) for _ in range(a.repeats))
                 base = base or step
                 rows.append((name, how if devices > 1 else "-", step, step / base))
     print(f"GPT fixture (2 layers, d 32, 4 heads, seq 8), batch {a.batch}, Adam; "
