@@ -4,7 +4,7 @@
 // its argument's buffer (the caller's plan homes that call result there).
 // A scan step runs its body once per step on the caller's buffers too: slice i of a stacked
 // operand or result is read or written where it lies, and the carried values pass between
-// steps through two buffers of the kernel's own (or, saved, through the stacked result).
+// steps through two buffers of the step's scratch (or, saved, through the stacked result).
 #include "Kernel.h"
 
 #include "shardc/exec/CompiledFunction.h"
@@ -50,11 +50,17 @@ public:
       results_.push_back(num.id(scan.result(r)));
     for (size_t r = 0; r < callee.results().size(); ++r)
       resultBytes_.push_back(static_cast<size_t>(callee.results()[r].value->type().bytes()));
-    for (size_t c = 0; c < l_.carried && !l_.saveCarries && l_.length > 1; ++c)
-      carry_.emplace_back(2 * argBytes_[c]);
+    // The carried values between steps: two buffers each in the step's scratch (64-byte
+    // aligned), unless they pass through the saved stack.
+    for (size_t c = 0; c < l_.carried && !l_.saveCarries && l_.length > 1; ++c) {
+      carryOffset_.push_back(scratch_);
+      scratch_ += 2 * ((static_cast<int64_t>(argBytes_[c]) + 63) / 64 * 64);
+    }
     argPtrs_.resize(args_.size());
     resultPtrs_.resize(resultBytes_.size());
   }
+
+  int64_t scratchBytes() const override { return scratch_; }
 
   void run(ExecContext& ctx) override {
     auto at = [&](int64_t id) { return ctx.ptr[static_cast<size_t>(id)]; };
@@ -78,7 +84,9 @@ public:
           resultPtrs_[c] =
               last ? at(results_[c]) : saved + static_cast<size_t>(l_.step(i + 1)) * argBytes_[c];
         } else {
-          resultPtrs_[c] = last ? at(results_[c]) : carry_[c].data() + (i % 2) * argBytes_[c];
+          size_t half = (argBytes_[c] + 63) / 64 * 64;
+          resultPtrs_[c] = last ? at(results_[c])
+                                : ctx.scratch + carryOffset_[c] + static_cast<size_t>(i % 2) * half;
         }
       }
       body_.runCall(argPtrs_, resultPtrs_, ctx.comm);
@@ -92,7 +100,8 @@ private:
   ScanLayout l_;
   std::vector<int64_t> args_, results_;        // value ids in the caller
   std::vector<size_t> argBytes_, resultBytes_; // per step, of the body's arguments and results
-  std::vector<std::vector<uint8_t>> carry_;
+  std::vector<int64_t> carryOffset_;           // in the scratch
+  int64_t scratch_ = 0;
   std::vector<uint8_t*> argPtrs_, resultPtrs_;
 };
 
