@@ -60,17 +60,6 @@ std::string threeLayers() {
   return s.str();
 }
 
-std::vector<Tensor> someArgs(const Function& f) {
-  std::vector<Tensor> args;
-  for (size_t i = 0; i < f.numArguments(); ++i) {
-    Tensor t(f.argument(i)->type());
-    for (int64_t k = 0; k < t.numel(); ++k)
-      t.setDouble(k, 0.1 * static_cast<double>((k * 7 + static_cast<int64_t>(i) * 3) % 11) - 0.5);
-    args.push_back(std::move(t));
-  }
-  return args;
-}
-
 struct Outlined {
   std::unique_ptr<Module> m;
   std::vector<HyperInstance> instances;
@@ -127,7 +116,7 @@ TEST(HypersectionTest, OutlinedProgramComputesWhatTheFlatOneDoes) {
   auto flat = parseIR(threeLayers());
   Outlined o = outline(threeLayers());
   const Function& f = *o.m->functions().front();
-  std::vector<Tensor> args = someArgs(f);
+  std::vector<Tensor> args = patternArgs(f);
   std::vector<Tensor> want = interpret(*flat->functions().front(), args);
   std::vector<Tensor> got = interpret(f, args);
   ASSERT_EQ(got.size(), want.size());

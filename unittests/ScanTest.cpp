@@ -46,17 +46,6 @@ std::string scanProgram(int length, bool reverse, bool save) {
          "  return %a2, %b2, %y1, %y2\n}\n";
 }
 
-std::vector<Tensor> argsOf(const Function& f) {
-  std::vector<Tensor> args;
-  for (size_t i = 0; i < f.numArguments(); ++i) {
-    Tensor t(f.argument(i)->type());
-    for (int64_t k = 0; k < t.numel(); ++k)
-      t.setDouble(k, 0.1 * static_cast<double>((k * 7 + static_cast<int64_t>(i) * 3) % 11) - 0.4);
-    args.push_back(std::move(t));
-  }
-  return args;
-}
-
 class ScanTest : public ::testing::TestWithParam<std::tuple<int, bool, bool>> {};
 
 TEST_P(ScanTest, CompiledAndUnrolledMatchTheInterpreter) {
@@ -64,7 +53,7 @@ TEST_P(ScanTest, CompiledAndUnrolledMatchTheInterpreter) {
   auto m = parseIR(scanProgram(length, reverse, save));
   ASSERT_TRUE(m);
   Function& f = *m->functions().front();
-  std::vector<Tensor> args = argsOf(f);
+  std::vector<Tensor> args = patternArgs(f);
   std::vector<Tensor> want = interpret(f, args);
   std::vector<Tensor> mag = interpret(f, absoluteValues(args));
 

@@ -118,6 +118,17 @@ std::vector<Tensor> absoluteValues(const std::vector<Tensor>& args) {
   return out;
 }
 
+std::vector<Tensor> patternArgs(const Function& f) {
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    Tensor t(f.argument(i)->type());
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.setDouble(k, 0.1 * static_cast<double>((k * 7 + static_cast<int64_t>(i) * 3) % 11) - 0.5);
+    args.push_back(std::move(t));
+  }
+  return args;
+}
+
 std::vector<Tensor> runCompiled(const Function& f, std::vector<Tensor> args, Collectives* comm,
                                 int threads) {
   CompiledFunction cf(f, buildPlan(f), threads);

@@ -48,6 +48,9 @@ Tensor fixture(const std::string& name);
 ::testing::AssertionResult nearReference(const Tensor& got, const Tensor& want,
                                          const Tensor& magnitude);
 
+// One tensor per argument of `f`, filled with a fixed pattern of small values in [-0.5, 0.5].
+std::vector<Tensor> patternArgs(const Function& f);
+
 // The float arguments made absolute (the others as they are), for nearReference.
 std::vector<Tensor> absoluteValues(const std::vector<Tensor>& args);
 

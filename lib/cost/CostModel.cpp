@@ -251,7 +251,7 @@ private:
       it = bodies.emplace(callee->name(), evaluate(*callee, mesh, groups, bodyGroupOf)).first;
     }
     const CostReport& b = it->second;
-    double runs = isScan(call) ? static_cast<double>(ScanLayout::of(call).length) : 1.0;
+    auto runs = static_cast<double>(runsOf(call));
     r.flops += runs * b.flops;
     flopsByType[DType::F32] += runs * b.flops;
     r.computeSeconds += runs * b.computeSeconds;

@@ -254,7 +254,7 @@ std::vector<HypersectionBody> sectionCalledBodies(const Function& f, const Targe
                   " phases; a hypersection body has one phase (compile without "
                   "--enable-hypersection)");
     const Op& call = *ops[static_cast<size_t>(h.firstOp)];
-    b.instances += isScan(call) ? ScanLayout::of(call).length : 1;
+    b.instances += runsOf(call);
     for (const Section& in : b.sections) {
       at.onChipBytes = std::max(at.onChipBytes, in.onChipBytes);
       at.computeUnits = std::max(at.computeUnits, in.computeUnits);

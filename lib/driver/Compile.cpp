@@ -198,7 +198,7 @@ void keepOrInlineCalls(const CompileOptions& o, Function& f, CompileLog& log) {
   for (const auto& op : f.ops()) {
     if (!op->def().callsFunction) continue;
     const std::string& callee = op->attrs().getString("callee");
-    calls[callee] += isScan(*op) ? ScanLayout::of(*op).length : 1;
+    calls[callee] += runsOf(*op);
     if (isScan(*op)) scanned.insert(callee);
   }
   for (const auto& g : m.functions())

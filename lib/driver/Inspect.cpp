@@ -60,8 +60,7 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
       ops.push_back(op.get());
       continue;
     }
-    int64_t runs = isScan(*op) ? ScanLayout::of(*op).length : 1;
-    for (int64_t n = 0; n < runs; ++n)
+    for (int64_t n = 0; n < runsOf(*op); ++n)
       for (const auto& inner : l.module->callee(*op)->ops())
         ops.push_back(inner.get());
   }

@@ -98,7 +98,7 @@ void printSectionTimes(const LoadedPef& l, const std::vector<double>& byStep, in
       if (prog.sections[k].body < 0) continue;
       const PefBody& b = prog.bodies[static_cast<size_t>(prog.sections[k].body)];
       const Op& call = *ops.at(static_cast<size_t>(prog.sections[k].firstOp));
-      double runs = isScan(call) ? static_cast<double>(ScanLayout::of(call).length) : 1.0;
+      auto runs = static_cast<double>(runsOf(call));
       estimated[k] = 0;
       for (double e : estimateSections(*l.module->findFunction(b.function), t, b.sections))
         estimated[k] += runs * e;

@@ -54,7 +54,8 @@ public:
     // aligned), unless they pass through the saved stack.
     for (size_t c = 0; c < l_.carried && !l_.saveCarries && l_.length > 1; ++c) {
       carryOffset_.push_back(scratch_);
-      scratch_ += 2 * ((static_cast<int64_t>(argBytes_[c]) + 63) / 64 * 64);
+      carryStride_.push_back((argBytes_[c] + 63) / 64 * 64);
+      scratch_ += 2 * static_cast<int64_t>(carryStride_.back());
     }
     argPtrs_.resize(args_.size());
     resultPtrs_.resize(resultBytes_.size());
@@ -84,9 +85,9 @@ public:
           resultPtrs_[c] =
               last ? at(results_[c]) : saved + static_cast<size_t>(l_.step(i + 1)) * argBytes_[c];
         } else {
-          size_t half = (argBytes_[c] + 63) / 64 * 64;
-          resultPtrs_[c] = last ? at(results_[c])
-                                : ctx.scratch + carryOffset_[c] + static_cast<size_t>(i % 2) * half;
+          resultPtrs_[c] =
+              last ? at(results_[c])
+                   : ctx.scratch + carryOffset_[c] + static_cast<size_t>(i % 2) * carryStride_[c];
         }
       }
       body_.runCall(argPtrs_, resultPtrs_, ctx.comm);
@@ -101,6 +102,7 @@ private:
   std::vector<int64_t> args_, results_;        // value ids in the caller
   std::vector<size_t> argBytes_, resultBytes_; // per step, of the body's arguments and results
   std::vector<int64_t> carryOffset_;           // in the scratch
+  std::vector<size_t> carryStride_;            // from one carry buffer to the other
   int64_t scratch_ = 0;
   std::vector<uint8_t*> argPtrs_, resultPtrs_;
 };

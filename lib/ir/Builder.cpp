@@ -1,5 +1,6 @@
 #include "shardc/ir/Builder.h"
 
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
 
 #include <cstdio>
@@ -38,16 +39,12 @@ Op* Builder::call(const Function& callee, std::vector<Value*> operands) {
 
 Op* Builder::scan(const Function& callee, std::vector<Value*> operands, int64_t length,
                   size_t carried, size_t shared, bool reverse, bool saveCarries) {
-  auto stacked = [&](TensorType t) {
-    t.shape.insert(t.shape.begin(), length);
-    return t;
-  };
   std::vector<TensorType> types;
   for (size_t r = 0; r < callee.results().size(); ++r)
     types.push_back(r < carried ? callee.results()[r].value->type()
-                                : stacked(callee.results()[r].value->type()));
+                                : stackedType(length, callee.results()[r].value->type()));
   for (size_t c = 0; saveCarries && c < carried; ++c)
-    types.push_back(stacked(callee.argument(c)->type()));
+    types.push_back(stackedType(length, callee.argument(c)->type()));
   AttrDict attrs;
   attrs.set("callee", callee.name());
   attrs.set("length", length);

@@ -8,6 +8,15 @@ bool isScan(const Op& op) {
   return op.name() == "scan";
 }
 
+int64_t runsOf(const Op& call) {
+  return isScan(call) ? call.attrs().getInt("length") : 1;
+}
+
+TensorType stackedType(int64_t length, TensorType t) {
+  t.shape.insert(t.shape.begin(), length);
+  return t;
+}
+
 ScanLayout ScanLayout::of(const Op& scan) {
   ScanLayout l;
   const AttrDict& a = scan.attrs();
@@ -16,8 +25,7 @@ ScanLayout ScanLayout::of(const Op& scan) {
   l.shared = static_cast<size_t>(a.getInt("shared"));
   l.reverse = a.getBool("reverse");
   l.saveCarries = a.getBool("save_carries");
-  size_t in = scan.numOperands(), out = scan.numResults();
-  l.xs = in >= l.carried + l.shared ? in - l.carried - l.shared : 0;
+  size_t out = scan.numResults();
   size_t saved = l.saveCarries ? l.carried : 0;
   l.ys = out >= l.carried + saved ? out - l.carried - saved : 0;
   return l;

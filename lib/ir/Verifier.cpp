@@ -27,11 +27,6 @@ std::string verifyOpSignature(const OpDef& def, const std::vector<TensorType>& o
 
 namespace {
 
-TensorType stacked(int64_t length, TensorType t) {
-  t.shape.insert(t.shape.begin(), length);
-  return t;
-}
-
 // A scan's operands and results against its callee (layout in shardc/ir/Scan.h).
 std::string checkScanTypes(const Op& scan, const Function& callee, const std::string& name) {
   ScanLayout l = ScanLayout::of(scan);
@@ -54,7 +49,7 @@ std::string checkScanTypes(const Op& scan, const Function& callee, const std::st
            " makes " + std::to_string(expected);
   for (size_t i = 0; i < scan.numOperands(); ++i) {
     TensorType want = callee.argument(i)->type();
-    if (i >= l.firstX()) want = stacked(l.length, want);
+    if (i >= l.firstX()) want = stackedType(l.length, want);
     if (scan.operand(i)->type() != want)
       return "operand " + std::to_string(i) + " is " + scan.operand(i)->type().str() + ", but " +
              name + " takes " + callee.argument(i)->type().str() +
@@ -70,8 +65,8 @@ std::string checkScanTypes(const Op& scan, const Function& callee, const std::st
   for (size_t i = 0; i < scan.numResults(); ++i) {
     TensorType want = i < l.carried ? callee.results()[i].value->type()
                       : i < l.carried + ys
-                          ? stacked(l.length, callee.results()[i].value->type())
-                          : stacked(l.length, callee.argument(i - l.carried - ys)->type());
+                          ? stackedType(l.length, callee.results()[i].value->type())
+                          : stackedType(l.length, callee.argument(i - l.carried - ys)->type());
     if (scan.result(i)->type() != want)
       return "result " + std::to_string(i) + " is declared " + scan.result(i)->type().str() +
              ", but its layout over " + name + " makes " + want.str();

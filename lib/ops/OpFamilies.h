@@ -13,6 +13,5 @@ void registerConvOps(OpRegistry& r);
 void registerPoolOps(OpRegistry& r);
 void registerCollectiveOps(OpRegistry& r);
 void registerRandomOps(OpRegistry& r);
-void registerCallOp(OpRegistry& r);
-void registerScanOp(OpRegistry& r);
+void registerCallOps(OpRegistry& r);
 } // namespace shardc

@@ -33,8 +33,7 @@ const OpRegistry& OpRegistry::get() {
     registerPoolOps(r);
     registerCollectiveOps(r);
     registerRandomOps(r);
-    registerCallOp(r);
-    registerScanOp(r);
+    registerCallOps(r);
     return r;
   }();
   return registry;

@@ -13,11 +13,6 @@
 namespace shardc {
 namespace {
 
-Shape withLength(int64_t n, Shape s) {
-  s.insert(s.begin(), n);
-  return s;
-}
-
 // Step `s` of a scan as a copy of its callee: slice s of each stacked operand reshaped to the
 // callee's argument, each per-step result reshaped to a leading 1 and the steps concatenated.
 void unrollScan(Builder& b, Op& scan, const Function& callee) {
@@ -26,7 +21,7 @@ void unrollScan(Builder& b, Op& scan, const Function& callee) {
   std::vector<std::vector<Value*>> ys(l.ys, std::vector<Value*>(l.length)),
       saved(l.saveCarries ? l.carried : 0, std::vector<Value*>(l.length));
   auto lift = [&](Value* v) {
-    return b.value("reshape", {v}, {{"shape", withLength(1, v->type().shape)}});
+    return b.value("reshape", {v}, {{"shape", stackedType(1, v->type()).shape}});
   };
   for (int64_t i = 0; i < l.length; ++i) {
     int64_t s = l.step(i);

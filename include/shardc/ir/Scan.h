@@ -1,4 +1,4 @@
-// The layout of a `scan` op (lib/ops/ScanOp.cpp): a loop over the leading dimension of its
+// The layout of a `scan` op (lib/ops/CallOp.cpp): a loop over the leading dimension of its
 // stacked operands that runs its callee once per step, the way a model's repeated layers run
 // one body over stacked per-layer weights.
 //
@@ -10,6 +10,8 @@
 // Steps run from 0 to length - 1, or backwards with `reverse` (step i always reads slice i).
 #pragma once
 
+#include "shardc/ir/Types.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -18,7 +20,7 @@ class Op;
 
 struct ScanLayout {
   int64_t length = 0;
-  size_t carried = 0, shared = 0, xs = 0, ys = 0;
+  size_t carried = 0, shared = 0, ys = 0;
   bool reverse = false, saveCarries = false;
 
   static ScanLayout of(const Op& scan); // the op must have verified attributes
@@ -30,5 +32,9 @@ struct ScanLayout {
 };
 
 bool isScan(const Op& op);
+// How many times a call or scan op runs its callee: a scan's length, else 1.
+int64_t runsOf(const Op& call);
+// `t` stacked `length` times along a new leading dimension.
+TensorType stackedType(int64_t length, TensorType t);
 
 } // namespace shardc
