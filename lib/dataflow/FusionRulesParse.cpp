@@ -242,4 +242,15 @@ const FusionRules& FusionRules::defaults() {
   return rules;
 }
 
+const FusionRules& FusionRules::nlp() {
+  static const FusionRules rules = [] {
+    FusionRules r = parse(kNlpRules, "rules/nlp.yaml");
+    for (const Rule& rule : defaults().rules_)
+      r.rules_.push_back(rule);
+    r.file_ = "rules/nlp.yaml + rules/default.yaml";
+    return r;
+  }();
+  return rules;
+}
+
 } // namespace shardc

@@ -241,7 +241,13 @@ std::vector<HypersectionBody> sectionCalledBodies(const Function& f, const Targe
       b.function = callee;
       b.phase = at.phase;
       // The body's phase is its calls': alone, a gradient body would read as forward.
-      b.sections = formSections(*fn, t, own, nullptr);
+      // The rules' matches are logged; the sections once their phase is the calls'.
+      SectionLog rules;
+      if (log)
+        rules = [&](const std::string& line) {
+          if (line.rfind("rule '", 0) == 0) log("@" + callee + ": " + line);
+        };
+      b.sections = formSections(*fn, t, own, rules);
       for (Section& s : b.sections)
         s.phase = b.phase;
       if (log) log("@" + callee + ": " + describeSections(b.sections));

@@ -330,7 +330,7 @@ CompileResult compileModel(const CompileOptions& given) {
     log.line("data parallel: a batch of " + std::to_string(all / n) + " per replica (-b), " +
              std::to_string(all) + " over the -ws " + std::to_string(n) + " replicas");
   }
-  for (const std::string& line : applyCompilerMode(o, f, m.origins))
+  for (const std::string& line : applyCompilerMode(o, sections, f, m.origins))
     log.line(line);
   sections.hypersections = o.hypersections;
   if (!o.hypersectionPattern.empty())
@@ -409,7 +409,10 @@ CompileResult compileModel(const CompileOptions& given) {
   pef.mode = o.inference ? "inference" : "training";
   pef.arch = target.name;
   pef.optimizationLevel = "o" + std::to_string(sections.level);
-  if (sections.level == 1) pef.optimizationRules = rules ? o.optimizationRules : "default";
+  if (sections.level == 1)
+    pef.optimizationRules = rules                                   ? o.optimizationRules
+                            : sections.rules == &FusionRules::nlp() ? "nlp"
+                                                                    : "default";
   pef.scalingFactors.assign(sections.scaling.byPhase.begin(), sections.scaling.byPhase.end());
   int64_t paramCount = 0, paramBytes = 0;
   // Copying the weights into the PEF is part of writing them (see `compiledMs`).

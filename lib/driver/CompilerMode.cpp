@@ -1,5 +1,6 @@
 #include "CompilerMode.h"
 
+#include "shardc/dataflow/FusionRules.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
@@ -113,7 +114,7 @@ void checkCompilerMode(const std::string& mode) {
 }
 
 std::vector<std::string>
-applyCompilerMode(CompileOptions& o, const Function& f,
+applyCompilerMode(CompileOptions& o, SectionOptions& sections, const Function& f,
                   const std::unordered_map<const Op*, std::string>& origins) {
   checkCompilerMode(o.compilerMode);
   if (o.compilerMode == "default") return {};
@@ -131,6 +132,15 @@ applyCompilerMode(CompileOptions& o, const Function& f,
   if (!o.hypersections) {
     o.hypersections = true;
     log.push_back("compiler mode nlp: hypersections on (--enable-hypersection)");
+  }
+  if (sections.level == 1 && !sections.rules) {
+    sections.rules = &FusionRules::nlp();
+    const auto& all = sections.rules->rules();
+    std::string names; // the nlp file's own, which come first
+    for (size_t i = 0; i + FusionRules::defaults().rules().size() < all.size(); ++i)
+      names += (names.empty() ? "" : ", ") + all[i].name;
+    log.push_back("compiler mode nlp: -o1 fusion rules " + names +
+                  " (rules/nlp.yaml), then the default rules");
   }
   if (o.hypersectionPattern.empty()) {
     o.hypersectionPattern = layerPattern(f, origins);

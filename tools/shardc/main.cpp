@@ -37,8 +37,10 @@ struct SectionFlags {
                 "inlined");
     c->add_option("--compiler-mode", co.compilerMode,
                   "NAME: model-type heuristics: default (none) or nlp (transformers: finds the "
-                  "attention and MLP blocks, turns on hypersections and names the layers by "
-                  "their module scope; a model without attention compiles as default)");
+                  "attention and MLP blocks, turns on hypersections, names the layers by their "
+                  "module scope, fuses whole attention and MLP blocks at -o1 (rules/nlp.yaml) "
+                  "and splits attention weights only between whole heads in --auto-partition; "
+                  "a model without attention compiles as default)");
     c->add_option("--hypersection-pattern", co.hypersectionPattern,
                   "PATTERN: the repeated blocks named by where their ops come from, N standing "
                   "for the block index ('/h.N/' matches ONNX nodes '/h.0/...', '/h.1/...'; text "

@@ -61,6 +61,9 @@ public:
   // shardc's default rules (rules/default.yaml, compiled in).
   static const FusionRules& defaults();
   static const std::string& defaultsText();
+  // --compiler-mode nlp's rules at -o1: rules/nlp.yaml's transformer blocks, then the
+  // default rules.
+  static const FusionRules& nlp();
 
   const std::vector<Rule>& rules() const { return rules_; }
   const std::string& file() const { return file_; }

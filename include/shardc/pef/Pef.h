@@ -68,7 +68,7 @@ struct Pef {
   std::vector<std::pair<std::string, Tensor>> weights;
   std::string costText, costJson;     // the cost model's estimate; empty in older PEFs
   std::string optimizationLevel;      // o0, o1, o3 ("" in older PEFs)
-  std::string optimizationRules;      // -o1: the rules file, or "default"
+  std::string optimizationRules;      // -o1: the rules file, "default" or "nlp"
   std::vector<double> scalingFactors; // per phase: forward, backward, grad-reduce, optimizer
   uint64_t checksum = 0;              // set when read: the file's checksum (same file, same sum)
 };
