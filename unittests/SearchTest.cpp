@@ -6,6 +6,7 @@
 #include "shardc/cost/Target.h"
 #include "shardc/ir/IR.h"
 #include "shardc/sharding/Propagate.h"
+#include "shardc/sharding/Tactics.h"
 
 #include <gtest/gtest.h>
 
@@ -149,4 +150,70 @@ TEST(SearchTest, IncrementalPropagationMatchesFull) {
     EXPECT_EQ(step.shardingOf(op->result()).str(), all.shardingOf(op->result()).str())
         << op->result()->name();
   EXPECT_EQ(step.shardingOf(f.ops().front()->result()).str(), "[{data}, {model}]");
+}
+
+namespace {
+
+// One attention layer of 2 heads (fused q|k|v, as GPT-2) and an MLP.
+const char* kAttention =
+    R"(func @f(input %x: f32[2,4,8], param %w: f32[8,24], param %b: f32[24], param %p: f32[8,8], param %fc: f32[8,32]) -> (y: f32[2,4,32]) {
+  %qkv0 = matmul(%x, %w) : f32[2,4,24]
+  %qkv = add(%qkv0, %b) : f32[2,4,24]
+  %q, %k, %v = split(%qkv) {axis = 2, sizes = [8, 8, 8]} : f32[2,4,8], f32[2,4,8], f32[2,4,8]
+  %q4 = reshape(%q) {shape = [2, 4, 2, 4]} : f32[2,4,2,4]
+  %k4 = reshape(%k) {shape = [2, 4, 2, 4]} : f32[2,4,2,4]
+  %v4 = reshape(%v) {shape = [2, 4, 2, 4]} : f32[2,4,2,4]
+  %qt = transpose(%q4) {perm = [0, 2, 1, 3]} : f32[2,2,4,4]
+  %kt = transpose(%k4) {perm = [0, 2, 3, 1]} : f32[2,2,4,4]
+  %vt = transpose(%v4) {perm = [0, 2, 1, 3]} : f32[2,2,4,4]
+  %s = matmul(%qt, %kt) : f32[2,2,4,4]
+  %pr = softmax(%s) {axis = -1} : f32[2,2,4,4]
+  %c = matmul(%pr, %vt) : f32[2,2,4,4]
+  %ct = transpose(%c) {perm = [0, 2, 1, 3]} : f32[2,4,2,4]
+  %c2 = reshape(%ct) {shape = [2, 4, 8]} : f32[2,4,8]
+  %o = matmul(%c2, %p) : f32[2,4,8]
+  %h = matmul(%o, %fc) : f32[2,4,32]
+  %y = relu(%h) : f32[2,4,32]
+  return %y
+}
+)";
+
+} // namespace
+
+// The heads are read from the reshapes: the projection's columns per piece of q|k|v, its
+// bias, and the output projection's rows; the MLP weight holds none.
+TEST(SearchTest, AttentionHeadsFromTheGraph) {
+  auto m = parseIR(kAttention);
+  ASSERT_TRUE(m);
+  const Function& f = *m->functions()[0];
+  auto heads = [&](size_t arg) {
+    HeadSplit h = attentionHeads(f.argument(arg));
+    return std::vector<int64_t>{h.dim, h.heads, h.pieces};
+  };
+  EXPECT_EQ(heads(1), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(heads(2), (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(heads(3), (std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(heads(4), (std::vector<int64_t>{-1, 0, 1}));
+  EXPECT_EQ(heads(0), (std::vector<int64_t>{-1, 0, 1})); // an input
+}
+
+// Head-aware, the search never cuts a head: over 4 devices the 2-head dimensions stay whole,
+// and the space shrinks.
+TEST(SearchTest, HeadAwareSearchKeepsHeadsWhole) {
+  auto m = parseIR(kAttention);
+  ASSERT_TRUE(m);
+  const Function& f = *m->functions()[0];
+  auto model = makeAnalyticCostModel(loadTarget("cpu"));
+  SearchParams p = quiet(60);
+  p.baselines = false;
+  ShardingPlan four(Mesh::parse("model=4"));
+  SearchResult plain = searchPartition(f, four, *model, p);
+  p.headAware = true;
+  SearchResult aware = searchPartition(f, four, *model, p);
+  EXPECT_LT(aware.planSpace, plain.planSpace);
+  EXPECT_EQ(aware.headGroups.size(), 3u);
+  ASSERT_TRUE(aware.exhaustive); // every plan of the space was scored
+  for (const std::string& split : aware.searchSplits)
+    for (const char* name : {"w: ", "b: ", "p: "})
+      if (split.rfind(name, 0) == 0) ADD_FAILURE() << "head cut: " << split;
 }

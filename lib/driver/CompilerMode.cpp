@@ -142,6 +142,11 @@ applyCompilerMode(CompileOptions& o, SectionOptions& sections, const Function& f
     log.push_back("compiler mode nlp: -o1 fusion rules " + names +
                   " (rules/nlp.yaml), then the default rules");
   }
+  if (o.partition.autoPartition) {
+    o.partition.headAware = true;
+    log.push_back("compiler mode nlp: --auto-partition splits attention projections only "
+                  "between whole heads (the search log lists them)");
+  }
   if (o.hypersectionPattern.empty()) {
     o.hypersectionPattern = layerPattern(f, origins);
     log.push_back(o.hypersectionPattern.empty()

@@ -27,9 +27,9 @@ Mesh meshFromFlags(const PartitionOptions& o, const std::optional<Mesh>& fromStr
     throw Error("--tensor-parallel batch|weight and --n-chips N go together");
   if (o.worldSize < 0 || o.nChips < 0) throw Error("-ws and --n-chips must be positive");
   if (!o.autoPartition && (!o.searchBudget.empty() || o.searchSeed || !o.searchMode.empty() ||
-                           o.searchExploration || o.searchRolloutContinue))
-    throw Error("--search-budget, --search-seed, --search-mode, --search-exploration and "
-                "--search-rollout-continue go with --auto-partition");
+                           o.searchExploration || o.searchRolloutContinue || o.searchRescored))
+    throw Error("--search-budget, --search-seed, --search-mode, --search-exploration, "
+                "--search-rollout-continue and --search-rescored go with --auto-partition");
   if (o.autoPartition) {
     if (o.dataParallel || !o.tensorParallel.empty() || o.shardOptimizerState)
       throw Error("--auto-partition chooses the tactics itself; give --mesh AXIS=N,... (and "
@@ -92,6 +92,11 @@ SearchParams searchParams(const PartitionOptions& o) {
       throw Error("--search-rollout-continue must lie in [0, 1)");
     p.rolloutContinue = *o.searchRolloutContinue;
   }
+  if (o.searchRescored) {
+    if (!(*o.searchRescored >= 1 && *o.searchRescored <= 1000))
+      throw Error("--search-rescored must lie in [1, 1000]");
+    p.rescored = *o.searchRescored;
+  }
   const std::string& b = o.searchBudget;
   if (b.empty()) return p;
   bool seconds = b.back() == 's';
@@ -140,11 +145,15 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
   }
   if (o.autoPartition) {
     auto model = makeAnalyticCostModel(target);
-    char params[120];
-    std::snprintf(params, sizeof params, "search parameters: exploration %g, rollout continue %g",
-                  setup.search.exploration, setup.search.rolloutContinue);
+    char params[160];
+    std::snprintf(params, sizeof params,
+                  "search parameters: exploration %g, rollout continue %g, %lld plans re-scored",
+                  setup.search.exploration, setup.search.rolloutContinue,
+                  static_cast<long long>(setup.search.rescored));
     log(params);
-    SearchResult r = searchPartition(f, p.plan, *model, setup.search);
+    SearchParams search = setup.search;
+    search.headAware = o.headAware;
+    SearchResult r = searchPartition(f, p.plan, *model, search);
     for (const std::string& line : r.reportLines())
       log(line);
     p.plan = std::move(r.plan);

@@ -22,8 +22,9 @@ using Clock = std::chrono::steady_clock;
 // Every complete plan of the space, depth first; the cheapest few (by the step-by-step
 // propagation's cost, as in the tree search). nullopt when `deadline` passes first.
 std::optional<Leaderboard> enumerate(const SearchSpace& space, const SearchState& root,
-                                     PlanEvaluator& ev, Clock::time_point deadline) {
-  Leaderboard best(4);
+                                     PlanEvaluator& ev, Clock::time_point deadline,
+                                     int64_t rescored) {
+  Leaderboard best(static_cast<size_t>(rescored));
   bool late = false;
   std::function<void(const SearchState&)> visit = [&](const SearchState& s) {
     if (late || (late = Clock::now() > deadline)) return;
@@ -106,7 +107,7 @@ std::optional<Leaderboard::Entry> searchAxisByAxis(const Function& f,
   ShardingPlan plan = fixed;
   std::vector<std::string> decisions;
   for (size_t i = 0; i < axes.size(); ++i) {
-    SearchSpace space(f, groups, ev.propagator(), ev.times().propagation,
+    SearchSpace space(f, groups, ev.propagator(), ev.times().propagation, params.headAware,
                       std::vector<std::string>{axes[i]});
     SearchState root = space.root(plan, decisions);
     ev.newStage();
@@ -146,6 +147,11 @@ std::vector<std::string> SearchResult::reportLines() const {
       names += (names.empty() ? "" : ", ") + v->name();
     out.push_back("  group " + std::to_string(i) + ": " + names);
   }
+  out.push_back(planSpace > kPlanSpaceCap
+                    ? "  plan space: more than 1e12 complete plans"
+                    : "  plan space: " + std::to_string(planSpace) + " complete plans");
+  for (const std::string& h : headGroups)
+    out.push_back("  head-aware: " + h + ", split only between whole heads");
   for (const BaselineCost& b : baselines)
     out.push_back("  baseline " + b.name + ": " + b.cost.str());
   out.push_back(
@@ -176,7 +182,13 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   Stopwatch total(r.times.total);
   r.groups = groupArguments(f, fixed, params.signatureDepth);
   PlanEvaluator evaluator(f, model);
-  SearchSpace space(f, r.groups, evaluator.propagator(), evaluator.times().propagation);
+  SearchSpace space(f, r.groups, evaluator.propagator(), evaluator.times().propagation,
+                    params.headAware);
+  for (size_t g = 0; g < r.groups.size() && params.headAware; ++g)
+    if (HeadSplit h = attentionHeads(r.groups[g].args.front()); h.heads)
+      r.headGroups.push_back("group " + std::to_string(g) + ": dim " + std::to_string(h.dim) +
+                             ", " + std::to_string(h.heads) + " heads" +
+                             (h.pieces > 1 ? " per piece of " + std::to_string(h.pieces) : ""));
   std::vector<Baseline> baselines;
   if (params.baselines) {
     Stopwatch w(r.times.baselines);
@@ -197,7 +209,7 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
       baselines.empty() ? 0 : r.times.baselines / static_cast<double>(baselines.size());
   double treeSeconds =
       std::max(0.0, params.seconds - std::chrono::duration<double>(Clock::now() - start).count() -
-                        5 * perPlan);
+                        static_cast<double>(params.rescored + 1) * perPlan);
   std::optional<Leaderboard::Entry> best;
   if (params.perAxis) {
     best =
@@ -221,12 +233,13 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
       if (!split.isReplicated()) r.searchSplits.push_back(a->name() + ": " + split.str());
     }
   }
-  if (space.leafBound(fixed, params.exhaustiveLimit) <= params.exhaustiveLimit) {
+  r.planSpace = space.leafBound(fixed, SearchResult::kPlanSpaceCap);
+  if (r.planSpace <= params.exhaustiveLimit) {
     auto deadline = params.seconds > 1e9
                         ? Clock::time_point::max()
                         : start + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(params.seconds));
-    std::optional<Leaderboard> all = enumerate(space, root, evaluator, deadline);
+    std::optional<Leaderboard> all = enumerate(space, root, evaluator, deadline, params.rescored);
     std::optional<Leaderboard::Entry> e = all ? rescore(*all, evaluator) : std::nullopt;
     if (all) r.exhaustive = e ? e->cost : PlanCost{};
     if (e && cheaper(e->cost, r)) r.plan = e->state.plan, r.cost = e->cost, r.source = "exhaustive";

@@ -34,6 +34,16 @@ std::optional<TensorSharding> extend(const TensorSharding& base, const TensorTyp
 
 } // namespace
 
+SearchSpace::SearchSpace(const Function& f, std::vector<ArgumentGroup> groups,
+                         ShardingPropagator& propagator, double& propagationSeconds, bool headAware,
+                         std::vector<std::string> axes)
+    : f_(f), groups_(std::move(groups)), heads_(groups_.size()), propagator_(propagator),
+      propagationSeconds_(propagationSeconds), axes_(std::move(axes)) {
+  if (headAware)
+    for (size_t g = 0; g < groups_.size(); ++g)
+      heads_[g] = attentionHeads(groups_[g].args.front());
+}
+
 SearchState SearchSpace::root(const ShardingPlan& fixed, std::vector<std::string> decisions) const {
   SearchState s{fixed, fixed, {}, std::move(decisions)};
   Stopwatch w(propagationSeconds_);
@@ -49,18 +59,30 @@ bool SearchSpace::allowed(const std::string& axis) const {
   return axes_.empty() || std::find(axes_.begin(), axes_.end(), axis) != axes_.end();
 }
 
-std::vector<Action> SearchSpace::actionsFor(const ArgumentGroup& g, const TensorSharding& base,
+std::vector<Action> SearchSpace::actionsFor(size_t g, const TensorSharding& base,
                                             const Mesh& mesh) const {
   std::vector<Action> out;
-  const TensorType& t = g.args.front()->type();
-  OutputSplit split = fusedOutputSplit(g.args.front());
+  const Value* first = groups_[g].args.front();
+  const TensorType& t = first->type();
+  OutputSplit split = fusedOutputSplit(first);
+  const HeadSplit& heads = heads_[g];
+  // Devices a head dimension is split over so far, and whether one more axis of `size`
+  // per `chunks` pieces keeps every head whole.
+  auto wholeHeads = [&](int64_t size, int64_t chunks) {
+    int64_t devices = size;
+    for (const std::string& a : base.dims[static_cast<size_t>(heads.dim)])
+      devices *= mesh.axisSize(a);
+    return chunks == heads.pieces && heads.heads % devices == 0;
+  };
   for (const MeshAxis& axis : mesh.axes()) {
     if (axis.size <= 1 || !allowed(axis.name)) continue;
     for (int64_t d = 0; d < t.rank(); ++d) {
       std::vector<int64_t> chunks{1};
       if (split.pieces > 1 && d == split.dim) chunks.push_back(split.pieces);
       for (int64_t c : chunks)
-        if (extend(base, t, mesh, {d, axis.name, c})) out.push_back({d, axis.name, c});
+        if ((d != heads.dim || wholeHeads(axis.size, c)) &&
+            extend(base, t, mesh, {d, axis.name, c}))
+          out.push_back({d, axis.name, c});
     }
   }
   out.push_back({-1, "", 1});
@@ -69,8 +91,8 @@ std::vector<Action> SearchSpace::actionsFor(const ArgumentGroup& g, const Tensor
 
 std::vector<Action> SearchSpace::actions(const SearchState& s) const {
   if (s.terminal()) return {};
-  const ArgumentGroup& g = groups_[s.worklist.front()];
-  return actionsFor(g, s.propagated.shardingOf(g.args.front()), s.plan.mesh());
+  size_t g = s.worklist.front();
+  return actionsFor(g, s.propagated.shardingOf(groups_[g].args.front()), s.plan.mesh());
 }
 
 SearchState SearchSpace::apply(const SearchState& s, const Action& a) const {
@@ -117,9 +139,10 @@ void SearchSpace::prune(SearchState& s, bool dropHead) const {
 
 int64_t SearchSpace::leafBound(const ShardingPlan& fixed, int64_t cap) const {
   int64_t n = 1;
-  for (const ArgumentGroup& g : groups_) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
     n *= static_cast<int64_t>(
-        actionsFor(g, TensorSharding::replicated(g.args.front()->type().rank()), fixed.mesh())
+        actionsFor(g, TensorSharding::replicated(groups_[g].args.front()->type().rank()),
+                   fixed.mesh())
             .size());
     if (n > cap) return cap + 1;
   }

@@ -4,6 +4,7 @@
 
 #include "shardc/search/Search.h"
 #include "shardc/sharding/Propagate.h"
+#include "shardc/sharding/Tactics.h"
 
 #include <string>
 #include <vector>
@@ -30,11 +31,10 @@ struct SearchState {
 class SearchSpace {
 public:
   // Actions use the mesh axes `axes` (all when empty): one axis at a time when the search
-  // goes axis by axis.
+  // goes axis by axis. `headAware`: an attention projection's head dimension is split only
+  // between whole heads (per piece of a fused q|k|v).
   SearchSpace(const Function& f, std::vector<ArgumentGroup> groups, ShardingPropagator& propagator,
-              double& propagationSeconds, std::vector<std::string> axes = {})
-      : f_(f), groups_(std::move(groups)), propagator_(propagator),
-        propagationSeconds_(propagationSeconds), axes_(std::move(axes)) {}
+              double& propagationSeconds, bool headAware, std::vector<std::string> axes = {});
 
   const Function& function() const { return f_; }
   const std::vector<ArgumentGroup>& groups() const { return groups_; }
@@ -42,6 +42,7 @@ public:
   // The actions on the head group: each dimension that divides by each mesh axis it does not
   // use yet (and, for the output columns of a fused projection, the same split per piece),
   // then "as it is" (replicated, unless an earlier axis split it). Empty for a terminal state.
+  // Head-aware, a head dimension's splits that would cut a head are left out.
   std::vector<Action> actions(const SearchState& s) const;
   SearchState apply(const SearchState& s, const Action& a) const;
   // How many complete plans the space holds at most (the product of the action counts),
@@ -49,9 +50,8 @@ public:
   int64_t leafBound(const ShardingPlan& fixed, int64_t cap) const;
 
 private:
-  // The actions on `g` whose first argument holds `base` so far.
-  std::vector<Action> actionsFor(const ArgumentGroup& g, const TensorSharding& base,
-                                 const Mesh& mesh) const;
+  // The actions on group `g` whose first argument holds `base` so far.
+  std::vector<Action> actionsFor(size_t g, const TensorSharding& base, const Mesh& mesh) const;
   bool allowed(const std::string& axis) const;
   // Drops every group that propagation has split over an axis of the space, and the head when
   // it was just decided.
@@ -59,6 +59,7 @@ private:
 
   const Function& f_;
   std::vector<ArgumentGroup> groups_;
+  std::vector<HeadSplit> heads_; // per group, when head-aware
   ShardingPropagator& propagator_;
   double& propagationSeconds_;
   std::vector<std::string> axes_;

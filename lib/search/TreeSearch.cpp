@@ -62,7 +62,7 @@ void Leaderboard::offer(const std::string& key, const SearchState& s, const Plan
 TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root,
                                PlanEvaluator& evaluator, const SearchParams& params,
                                double referenceSeconds, double seconds, bool needFit) {
-  TreeSearchResult r;
+  TreeSearchResult r{Leaderboard(static_cast<size_t>(params.rescored))};
   std::mt19937_64 rng(params.seed);
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
   auto start = std::chrono::steady_clock::now();

@@ -30,7 +30,7 @@ private:
 };
 
 struct TreeSearchResult {
-  Leaderboard best{4}; // by the step-by-step propagation's cost
+  Leaderboard best; // by the step-by-step propagation's cost
   int64_t episodes = 0;
 };
 

@@ -157,20 +157,115 @@ bool lastDimUses(const TensorSharding& s, const std::string& axis) {
   return std::find(last.begin(), last.end(), axis) != last.end();
 }
 
+// A parameter's use, or where a stacked parameter is read: through each step's slice and
+// reshape.
+std::vector<Use> readsOf(const Use& use) {
+  std::vector<Use> reads{use};
+  if (use.user && use.user->name() == "slice" && use.user->result(0)->uses().size() == 1) {
+    const Op* reshape = use.user->result(0)->uses()[0].user;
+    if (reshape && reshape->name() == "reshape")
+      reads.assign(reshape->result(0)->uses().begin(), reshape->result(0)->uses().end());
+  }
+  return reads;
+}
+
+// A product of two activations of rank 3 or more (attention's scores or context).
+bool isBatchedProduct(const Op* op) {
+  return op && op->name() == "matmul" && op->operand(0)->type().rank() >= 3 &&
+         !op->operand(0)->isArgument() && !op->operand(1)->isArgument();
+}
+
+// Whether `v` reaches a batched product through at most `depth` transposes, scalings
+// (a pre-scaled query) or reshapes.
+bool feedsBatchedProduct(const Value* v, int depth) {
+  for (const Use& u : v->uses()) {
+    if (!u.user) continue;
+    if (isBatchedProduct(u.user)) return true;
+    const std::string& n = u.user->name();
+    if (depth > 0 && (n == "transpose" || n == "mul" || n == "div" || n == "reshape") &&
+        feedsBatchedProduct(u.user->result(0), depth - 1))
+      return true;
+  }
+  return false;
+}
+
+// The last-dimension width of `a` over that of `b`, when `b`'s divides it into more than one.
+int64_t widthRatio(const Value* a, const Value* b) {
+  int64_t wa = a->type().rank() ? a->type().shape.back() : 0;
+  int64_t wb = b->type().rank() ? b->type().shape.back() : 0;
+  return wa > wb && wb > 0 && wa % wb == 0 ? wa / wb : 0;
+}
+
+// Heads of a projection's (biased) result `y`: the reshape, after any split or slice of its
+// pieces, that cuts a piece's width into heads on their way to the scores or the context.
+HeadSplit headsBelow(const Value* y) {
+  std::vector<const Value*> work{y};
+  for (int depth = 0; depth < 3 && !work.empty(); ++depth) {
+    std::vector<const Value*> next;
+    for (const Value* v : work)
+      for (const Use& u : v->uses()) {
+        if (!u.user) continue;
+        const std::string& n = u.user->name();
+        int64_t heads = widthRatio(u.user->operand(0), u.user->result(0));
+        if (n == "reshape" && heads > 1 && feedsBatchedProduct(u.user->result(0), 2)) {
+          int64_t piece = v->type().shape.back();
+          int64_t whole = y->type().shape.back();
+          return {-1, heads, whole % piece ? 1 : whole / piece};
+        }
+        if (n == "split" || n == "slice")
+          for (size_t r = 0; r < u.user->numResults(); ++r)
+            next.push_back(u.user->result(r));
+      }
+    work = std::move(next);
+  }
+  return {};
+}
+
+// Heads of an output projection's input `x`: the heads merged by a reshape of the context
+// (through transposes).
+int64_t headsAbove(const Value* x) {
+  const Op* r = x->definingOp();
+  if (!r || r->name() != "reshape") return 0;
+  int64_t heads = widthRatio(r->result(0), r->operand(0));
+  const Op* p = r->operand(0)->definingOp();
+  for (int depth = 0; depth < 2 && p && p->name() == "transpose"; ++depth)
+    p = p->operand(0)->definingOp();
+  return heads > 1 && isBatchedProduct(p) ? heads : 0;
+}
+
 } // namespace
+
+HeadSplit attentionHeads(const Value* param) {
+  if (!param->isArgument() || param->argKind() != ArgKind::Param) return {};
+  for (const Use& use : param->uses())
+    for (const Use& u : readsOf(use)) {
+      if (!u.user) continue;
+      const Op* matmul = u.user;
+      if (matmul->name() == "transpose" && matmul->result(0)->uses().size() == 1)
+        matmul = matmul->result(0)->uses()[0].user;
+      if (Weight w = matmul ? weightOf(*matmul) : Weight{}; w.param == param) {
+        const Op* add = nullptr;
+        biasOf(*matmul, &add);
+        HeadSplit h = headsBelow(add ? add->result(0) : matmul->result(0));
+        if (h.heads) return {w.outDim(), h.heads, h.pieces};
+        if (int64_t heads = headsAbove(matmul->operand(0))) return {w.inDim(), heads, 1};
+        continue;
+      }
+      if (u.user->name() != "add" || u.user->operand(u.index)->type().rank() != 1) continue;
+      const Op* producer = u.user->operand(u.index == 0 ? 1 : 0)->definingOp();
+      const Op* add = nullptr;
+      int64_t lead = 0;
+      if (producer && weightOf(*producer).param && biasOf(*producer, &add, &lead) == param)
+        if (HeadSplit h = headsBelow(add->result(0)); h.heads) return {lead, h.heads, h.pieces};
+    }
+  return {};
+}
 
 OutputSplit fusedOutputSplit(const Value* param) {
   if (!param->isArgument() || param->argKind() != ArgKind::Param) return {};
   for (const Use& use : param->uses()) {
     if (!use.user) continue;
-    // A stacked parameter is read through each step's slice and reshape.
-    std::vector<Use> reads{use};
-    if (use.user->name() == "slice" && use.user->result(0)->uses().size() == 1) {
-      const Op* reshape = use.user->result(0)->uses()[0].user;
-      if (reshape && reshape->name() == "reshape")
-        reads.assign(reshape->result(0)->uses().begin(), reshape->result(0)->uses().end());
-    }
-    for (const Use& u : reads) {
+    for (const Use& u : readsOf(use)) {
       if (!u.user) continue;
       // The weight of a matmul, directly or through its transpose.
       const Op* matmul = u.user;

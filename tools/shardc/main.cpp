@@ -237,6 +237,9 @@ int main(int argc, char** argv) {
                 "C >= 0: the tree search's UCT exploration constant (default 1)");
   supportOption("--search-rollout-continue", po.searchRolloutContinue,
                 "P in [0, 1): chance of one more random action in a rollout (default 0.5)");
+  supportOption("--search-rescored", po.searchRescored,
+                "N in [1, 1000]: plans the search keeps by their step-by-step cost and "
+                "re-scores propagated all at once, as the compile will (default 16)");
   sectionFlags.add(compile, co);
 
   RunOptions ro;

@@ -24,13 +24,16 @@ struct PartitionOptions {
   std::string searchBudget;           // --search-budget N episodes or Ns seconds ("": the default)
   std::optional<uint64_t> searchSeed; // --search-seed
   std::string searchMode;             // --search-mode joint|per-axis ("": the default)
-  // Support options (listed by --help --debug): the tree search's UCT constant and rollout
-  // continuation probability.
+  // Support options (listed by --help --debug): the tree search's UCT constant, rollout
+  // continuation probability and number of re-scored plans.
   std::optional<double> searchExploration, searchRolloutContinue;
+  std::optional<int64_t> searchRescored;
+  bool headAware = false; // set by --compiler-mode nlp (SearchParams::headAware)
   bool requested() const {
     return dataParallel || worldSize || !tensorParallel.empty() || nChips || !mesh.empty() ||
            !strategy.empty() || shardOptimizerState || autoPartition || !searchBudget.empty() ||
-           searchSeed || !searchMode.empty() || searchExploration || searchRolloutContinue;
+           searchSeed || !searchMode.empty() || searchExploration || searchRolloutContinue ||
+           searchRescored;
   }
 };
 

@@ -53,6 +53,18 @@ struct OutputSplit {
 };
 OutputSplit fusedOutputSplit(const Value* param);
 
+// The attention heads a parameter's dimension holds: for the weight (or bias) of a projection
+// into attention (Q, K, V, whose result a reshape cuts into heads) its output columns, for the
+// output projection's weight its input rows (the heads merged back); `heads` per piece of
+// `pieces` equal ones (a fused q|k|v: 3). Read from the reshapes: the widths before and after
+// them give the head size. {-1, 0, 1} for any other parameter.
+struct HeadSplit {
+  int64_t dim = -1;
+  int64_t heads = 0;
+  int64_t pieces = 1;
+};
+HeadSplit attentionHeads(const Value* param);
+
 // Fixes every parameter no decision has split as replicated: what the command-line tactics
 // mean for the parameters they leave alone (left open, propagation could split them).
 void replicateUnfixedParameters(const Function& f, ShardingPlan& plan);
