@@ -204,5 +204,28 @@ func @f(input %x: f32[1000]) -> (y: f32[1000]) {
   EXPECT_DOUBLE_EQ(fit.commSeconds, r.commSeconds);
 }
 
+// The overlap hides its fraction of the shorter side: here compute (an add of 1000 values,
+// 12 KB at 5e10 B/s plus the op overhead) under the all-reduce.
+TEST(CostModelTest, OverlapHidesPartOfTheShorterSide) {
+  auto m = testing::parseIR(R"(
+func @f(input %x: f32[1000]) -> (y: f32[1000]) {
+  %s = add(%x, %x) : f32[1000]
+  %y = all_reduce(%s) {axes = "model", group = 4} : f32[1000]
+  return %y
+})");
+  ASSERT_TRUE(m);
+  Mesh mesh = Mesh::parse("data=2,model=4");
+  CostReport none = makeAnalyticCostModel(testTarget())->evaluate(*m->functions()[0], mesh);
+  EXPECT_EQ(none.overlapSeconds, 0);
+  EXPECT_DOUBLE_EQ(none.stepSeconds, none.computeSeconds + none.commSeconds);
+  Target t = testTarget();
+  t.commOverlap = 0.5;
+  CostReport half = makeAnalyticCostModel(t)->evaluate(*m->functions()[0], mesh);
+  ASSERT_LT(half.computeSeconds, half.commSeconds);
+  EXPECT_DOUBLE_EQ(half.overlapSeconds, 0.5 * half.computeSeconds);
+  EXPECT_DOUBLE_EQ(half.stepSeconds, half.commSeconds + 0.5 * half.computeSeconds);
+  EXPECT_NE(half.str().find("- overlapped"), std::string::npos);
+}
+
 } // namespace
 } // namespace shardc

@@ -76,6 +76,8 @@ TEST(TargetTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(t.memoryEfficiency, 1); // default
   EXPECT_DOUBLE_EQ(t.opOverhead, 0);       // default
   EXPECT_DOUBLE_EQ(t.gemmOverhead, 0);     // default
+  EXPECT_DOUBLE_EQ(t.commOverlap, 0);      // default
+  EXPECT_DOUBLE_EQ(parseTarget(kValid + "comm_overlap: 0.25\n", "t.yaml").commOverlap, 0.25);
   EXPECT_EQ(t.devicesPerNode, 4);
   EXPECT_DOUBLE_EQ(t.interNode.latency, 1e-5);
   EXPECT_EQ(t.computeUnits, 0);
@@ -98,6 +100,8 @@ TEST(TargetTest, ErrorsNameTheFileAndField) {
             "t.yaml:4: field 'memory_capacity' must be positive (got 0)");
   EXPECT_EQ(errorOf(replaced("compute_efficiency: 0.5", "compute_efficiency: 1.5")),
             "t.yaml:5: field 'compute_efficiency' must be in (0, 1] (got 1.5)");
+  EXPECT_EQ(errorOf(kValid + "comm_overlap: 1.5\n"),
+            "t.yaml:10: field 'comm_overlap' must be in [0, 1] (got 1.5)");
   EXPECT_EQ(errorOf(replaced("devices_per_node: 4", "devices_per_node: 0")),
             "t.yaml:6: field 'devices_per_node' must be at least 1 (got 0)");
   EXPECT_EQ(errorOf(replaced("devices_per_node: 4", "devices_per_node: 2.5")),

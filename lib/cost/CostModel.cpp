@@ -224,7 +224,8 @@ public:
     }
     r.commSeconds += called.commSeconds;
     r.collectives.insert(r.collectives.end(), called.collectives.begin(), called.collectives.end());
-    r.stepSeconds = r.computeSeconds + r.commSeconds;
+    r.overlapSeconds = t_.commOverlap * std::min(r.computeSeconds, r.commSeconds);
+    r.stepSeconds = r.computeSeconds + r.commSeconds - r.overlapSeconds;
     r.memory.activations = peakActivationBytes(f);
     DType main = DType::F32;
     for (const auto& [dt, fl] : flopsByType)
@@ -333,7 +334,8 @@ std::string CostReport::str() const {
   std::string s = "estimate on " + target + " (" + std::to_string(devices) +
                   (devices == 1 ? " device" : " devices") + "): step " + fmtTime(stepSeconds) +
                   " = compute " + fmtTime(computeSeconds) + " + communication " +
-                  fmtTime(commSeconds);
+                  fmtTime(commSeconds) +
+                  (overlapSeconds > 0 ? " - overlapped " + fmtTime(overlapSeconds) : "");
   std::string kinds;
   for (const auto& [kind, sec] : commByKind()) {
     char share[16];

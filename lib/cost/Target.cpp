@@ -92,6 +92,10 @@ public:
     return number(
         n, field, [](double v) { return v > 0 && v <= 1; }, "in (0, 1]");
   }
+  double unitInterval(const YAML::Node& n, const std::string& field) const {
+    return number(
+        n, field, [](double v) { return v >= 0 && v <= 1; }, "in [0, 1]");
+  }
   int64_t integer(const YAML::Node& n, const std::string& field, int64_t min) const {
     int64_t v = 0;
     try {
@@ -190,9 +194,9 @@ Target parseTarget(const std::string& text, const std::string& filename) {
   }
   auto f = r.fields(root, "",
                     {"name", "description", "peak_flops", "memory_bandwidth", "memory_capacity",
-                     "compute_efficiency", "memory_efficiency", "op_overhead", "gemm_overhead",
-                     "gemm_batch_overhead", "devices_per_node", "intra_node", "inter_node",
-                     "compute_units", "device_compute_units", "section", "info"});
+                     "compute_efficiency", "memory_efficiency", "comm_overlap", "op_overhead",
+                     "gemm_overhead", "gemm_batch_overhead", "devices_per_node", "intra_node",
+                     "inter_node", "compute_units", "device_compute_units", "section", "info"});
   auto optional = [&](const char* key) -> const YAML::Node* {
     auto it = f.find(key);
     return it == f.end() ? nullptr : &it->second;
@@ -207,6 +211,8 @@ Target parseTarget(const std::string& text, const std::string& filename) {
     t.computeEfficiency = r.fraction(*n, "compute_efficiency");
   if (const YAML::Node* n = optional("memory_efficiency"))
     t.memoryEfficiency = r.fraction(*n, "memory_efficiency");
+  if (const YAML::Node* n = optional("comm_overlap"))
+    t.commOverlap = r.unitInterval(*n, "comm_overlap");
   if (const YAML::Node* n = optional("op_overhead"))
     t.opOverhead = r.nonNegative(*n, "op_overhead");
   if (const YAML::Node* n = optional("gemm_overhead"))

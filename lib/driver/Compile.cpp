@@ -287,6 +287,11 @@ CompileResult compileModel(const CompileOptions& given) {
     if (!(*value > 0 && *value <= 1)) throw Error(std::string(flag) + " must lie in (0, 1]");
     *field = *value;
   }
+  if (o.commOverlap) {
+    if (!(*o.commOverlap >= 0 && *o.commOverlap <= 1))
+      throw Error("--cost-overlap must lie in [0, 1]");
+    target.commOverlap = *o.commOverlap;
+  }
   if (o.gradBucketMiB) {
     if (!(*o.gradBucketMiB >= 0 && *o.gradBucketMiB <= 1 << 20))
       throw Error("--grad-bucket-mib must lie in [0, 1048576]");

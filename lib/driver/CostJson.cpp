@@ -11,6 +11,7 @@ std::string costReportJson(const CostReport& r) {
   j["step_seconds"] = r.stepSeconds;
   j["compute_seconds"] = r.computeSeconds;
   j["communication_seconds"] = r.commSeconds;
+  j["overlap_seconds"] = r.overlapSeconds;
   j["communication_by_kind"] = r.commByKind();
   j["compute_by_op"] = r.computeByOp;
   j["flops_per_device"] = r.flops;

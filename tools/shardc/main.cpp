@@ -193,6 +193,9 @@ int main(int argc, char** argv) {
   supportOption("--cost-memory-efficiency", co.memoryEfficiency,
                 "F in (0, 1]: the target's memory efficiency (fraction of peak bandwidth), "
                 "overriding its file");
+  supportOption("--cost-overlap", co.commOverlap,
+                "F in [0, 1]: the fraction of the shorter of compute and communication that "
+                "the estimate hides under the other, overriding the target's (cpu: 0)");
   supportOption("--grad-bucket-mib", co.gradBucketMiB,
                 "M >= 0: a partitioned step's gradient sums are merged into all-reduces of at "
                 "most M MiB (default 25; 0: one all-reduce per gradient)");

@@ -17,8 +17,10 @@
 //    (sectionSeconds). Ops in no group are priced alone, as above.
 //    Devices that outnumber the host's cores also wait, per collective, for peers to be
 //    scheduled (LinkSpec::oversubscribedWait).
-//  - Step time: compute plus communication. shardc's runtime runs one op at a time and its
-//    collectives block, so nothing overlaps; the model assumes the same.
+//  - Step time: compute plus communication, less the overlap: the target's comm_overlap
+//    fraction of the shorter of the two. shardc's runtime runs one op at a time and its
+//    collectives block, so nothing overlaps (cpu: 0); a runtime with asynchronous collectives
+//    hides some (--cost-overlap overrides the fraction).
 //  - Memory: per device, the arguments (parameters, optimizer state, inputs) plus the peak of op
 //    results alive at once when the program runs in order and frees each value after its last
 //    use (the reference runtime's policy): saved activations, gradients and temporaries.
@@ -58,6 +60,7 @@ struct CostReport {
   int64_t devices = 1;
   double flops = 0; // per device per step
   double computeSeconds = 0, commSeconds = 0, stepSeconds = 0;
+  double overlapSeconds = 0;                 // communication hidden under compute
   std::map<std::string, double> computeByOp; // seconds per op name
   std::vector<CollectiveCost> collectives;
   MemoryCost memory;

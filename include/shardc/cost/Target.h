@@ -44,6 +44,9 @@ struct Target {
   // Fractions of peak that real kernels reach (roofline efficiency factors).
   double computeEfficiency = 1;
   double memoryEfficiency = 1;
+  // Fraction of the shorter of compute and communication that runs under the other (a
+  // runtime whose collectives are asynchronous); 0, shardc's runtime, blocks on them.
+  double commOverlap = 0;
   double opOverhead = 0;        // seconds per op launched (kernel launch / section switch)
   double gemmOverhead = 0;      // seconds more per matmul or convolution (a library call)
   double gemmBatchOverhead = 0; // seconds more per matrix of a batched matmul past the first

@@ -48,8 +48,9 @@ struct CompileOptions {
   std::string archFile;           // --arch-file: a target file; --arch must then be native
   bool verbose = false;
   bool debug = false;
-  // Support options: the target's compute and memory efficiencies, overridden.
-  std::optional<double> computeEfficiency, memoryEfficiency;
+  // Support options: the target's compute and memory efficiencies and its communication
+  // overlap, overridden.
+  std::optional<double> computeEfficiency, memoryEfficiency, commOverlap;
   // Support option: the gradient reduction's bucket size in MiB (0: one all-reduce each).
   std::optional<double> gradBucketMiB;
   std::string logDir; // default: the PEF's folder
