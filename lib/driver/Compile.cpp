@@ -1,5 +1,7 @@
+#include "CompileOutputs.h"
 #include "CompilerMode.h"
 #include "CostJson.h"
+#include "KernelDump.h"
 #include "Partition.h"
 #include "shardc/Version.h"
 #include "shardc/cost/CostModel.h"
@@ -271,42 +273,27 @@ std::vector<int64_t> costGroups(const Target& t, const Function& f,
   return kernelOf;
 }
 
-} // namespace
+// --dump-kernels: LOG_DIR/kernels/FUNCTION.txt (characters a file name should not hold
+// replaced).
+void dumpKernelsOf(const Function& fn, const ExecPlan& plan, const std::vector<Section>& sections,
+                   CompileOutputs& out) {
+  std::string file = fn.name();
+  for (char& c : file)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) c = '_';
+  out.write(CompileOutputs::Place::Log, "kernels/" + file + ".txt",
+            dumpKernels(fn, plan, sections));
+}
 
-CompileResult compileModel(const CompileOptions& given) {
-  CompileOptions o = given;
-  o.hypersections |= !o.hypersectionPattern.empty();
-  if (!o.archFile.empty() && o.arch != "native")
-    throw Error("--arch-file replaces --arch: give one of them");
-  Target target =
-      o.archFile.empty() ? loadTarget(o.arch) : parseTarget(readFile(o.archFile), o.archFile);
-  for (auto [value, field, flag] :
-       {std::tuple{o.computeEfficiency, &target.computeEfficiency, "--cost-compute-efficiency"},
-        std::tuple{o.memoryEfficiency, &target.memoryEfficiency, "--cost-memory-efficiency"}}) {
-    if (!value) continue;
-    if (!(*value > 0 && *value <= 1)) throw Error(std::string(flag) + " must lie in (0, 1]");
-    *field = *value;
-  }
-  if (o.commOverlap) {
-    if (!(*o.commOverlap >= 0 && *o.commOverlap <= 1))
-      throw Error("--cost-overlap must lie in [0, 1]");
-    target.commOverlap = *o.commOverlap;
-  }
-  if (o.gradBucketMiB) {
-    if (!(*o.gradBucketMiB >= 0 && *o.gradBucketMiB <= 1 << 20))
-      throw Error("--grad-bucket-mib must lie in [0, 1048576]");
-    if (!o.partition.requested())
-      throw Error("--grad-bucket-mib applies to partitioned compiles (--data-parallel, "
-                  "--tensor-parallel, --auto-partition, --strategy)");
-  }
-  std::string name = o.pefName.empty()
-                         ? "shardc-" + utcNow("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid())
-                         : o.pefName;
-  if (!validPefName(name))
-    throw Error("--pef-name '" + name +
-                "' must be 1 to 200 characters, only letters, digits, '_', '-' and '.'");
+// Where the compile's files go, by name.
+struct OutputPaths {
+  std::string name;
+  fs::path dir, logDir;
+};
 
-  CompileLog log(o.verbose);
+CompileResult compileWith(CompileOptions& o, const Target& target, const OutputPaths& paths,
+                          CompileLog& log, CompileOutputs& out) {
+  const std::string& name = paths.name;
+  const fs::path &dir = paths.dir, &logDir = paths.logDir;
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::to_string(
@@ -314,12 +301,6 @@ CompileResult compileModel(const CompileOptions& given) {
                    .count()) +
            " ms";
   };
-  fs::path dir = fs::path(o.outputFolder) / name;
-  fs::path logDir = o.logDir.empty() ? dir : fs::path(o.logDir);
-  if (!o.estimateOnly) {
-    checkWritable(dir.string(), "--output-folder", true);
-    checkWritable(logDir.string(), "--log-dir", true);
-  }
   std::optional<FusionRules> rules;
   checkCompilerMode(o.compilerMode);
   SectionOptions sections = sectionOptions(o, rules);
@@ -352,11 +333,10 @@ CompileResult compileModel(const CompileOptions& given) {
   int step = 0;
   auto dump = [&](const std::string& pass) {
     if (!o.debug) return;
-    fs::create_directories(logDir / "debug");
     char num[8];
     std::snprintf(num, sizeof num, "%02d", step);
-    writeFileAtomic((logDir / "debug" / (std::string(num) + "-" + pass + ".ir")).string(),
-                    printModule(*m.module));
+    out.write(CompileOutputs::Place::Log, "debug/" + std::string(num) + "-" + pass + ".ir",
+              printModule(*m.module));
   };
   dump("import");
   // Before the training step is built, so the backward pass uses gelu's own gradient.
@@ -514,6 +494,7 @@ CompileResult compileModel(const CompileOptions& given) {
         const Function& fn = *program.module()->findFunction(b.function);
         ExecPlan plan =
             buildPlan(fn, sectionOfOps(b.sections, static_cast<int64_t>(fn.ops().size())));
+        if (o.dumpKernels) dumpKernelsOf(fn, plan, b.sections, out);
         log.line("hypersection @" + b.function + " (" + std::string(phaseName(b.phase)) + ", " +
                  std::to_string(fn.ops().size()) + " ops, " + std::to_string(b.instances) +
                  " instances): " + describePlan(plan, fn));
@@ -527,6 +508,7 @@ CompileResult compileModel(const CompileOptions& given) {
       }
       prog.plan = buildPlan(
           program, sectionOfOps(prog.sections, static_cast<int64_t>(program.ops().size())));
+      if (o.dumpKernels) dumpKernelsOf(program, prog.plan, prog.sections, out);
       log.line("executable plan (" +
                std::to_string(
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - k0)
@@ -618,8 +600,10 @@ CompileResult compileModel(const CompileOptions& given) {
            " outputs, " + std::to_string(paramCount) + " parameters (" +
            std::to_string(paramBytes) + " bytes)");
 
-  if (o.estimateOnly) return {"", "", pef.costText};
-  fs::create_directories(dir);
+  if (o.estimateOnly) {
+    out.publish(); // --debug's files
+    return {"", "", pef.costText};
+  }
   CompileResult r{(dir / (name + ".pef")).string(), (logDir / (name + ".log")).string(),
                   pef.costText};
   // Compile time proper leaves out the weights' bytes: making them (text IR), copying them
@@ -631,7 +615,7 @@ CompileResult compileModel(const CompileOptions& given) {
   int64_t weightBytes = 0;
   for (const auto& [wname, t] : pef.weights)
     weightBytes += t.byteSize();
-  int64_t pefBytes = writePef(r.pefPath, pef);
+  int64_t pefBytes = writePef(out.staged(CompileOutputs::Place::Pef, name + ".pef"), pef);
   log.line("compiled in " + std::to_string(compiledMs) + " ms without the weights; PEF of " +
            std::to_string(pefBytes) + " bytes: program part " +
            std::to_string(pefBytes - weightBytes) + ", weight data " + std::to_string(weightBytes) +
@@ -641,11 +625,70 @@ CompileResult compileModel(const CompileOptions& given) {
                                        .count()) +
            " ms");
   for (const auto& [file, text] : artifacts)
-    writeFileAtomic((dir / file).string(), text);
+    out.write(CompileOutputs::Place::Pef, file, text);
   log.line("wrote " + r.pefPath + " (" + elapsed() + ")");
-  fs::create_directories(logDir);
-  writeFileAtomic(r.logPath, log.text());
+  out.write(CompileOutputs::Place::Log, name + ".log", log.text());
+  out.publish();
   return r;
+}
+
+} // namespace
+
+CompileResult compileModel(const CompileOptions& given) {
+  CompileOptions o = given;
+  o.hypersections |= !o.hypersectionPattern.empty();
+  if (!o.archFile.empty() && o.arch != "native")
+    throw Error("--arch-file replaces --arch: give one of them");
+  Target target =
+      o.archFile.empty() ? loadTarget(o.arch) : parseTarget(readFile(o.archFile), o.archFile);
+  for (auto [value, field, flag] :
+       {std::tuple{o.computeEfficiency, &target.computeEfficiency, "--cost-compute-efficiency"},
+        std::tuple{o.memoryEfficiency, &target.memoryEfficiency, "--cost-memory-efficiency"}}) {
+    if (!value) continue;
+    if (!(*value > 0 && *value <= 1)) throw Error(std::string(flag) + " must lie in (0, 1]");
+    *field = *value;
+  }
+  if (o.commOverlap) {
+    if (!(*o.commOverlap >= 0 && *o.commOverlap <= 1))
+      throw Error("--cost-overlap must lie in [0, 1]");
+    target.commOverlap = *o.commOverlap;
+  }
+  if (o.dumpKernels && o.estimateOnly)
+    throw Error("--dump-kernels writes the PEF's kernels; --estimate-only plans none");
+  if (o.gradBucketMiB) {
+    if (!(*o.gradBucketMiB >= 0 && *o.gradBucketMiB <= 1 << 20))
+      throw Error("--grad-bucket-mib must lie in [0, 1048576]");
+    if (!o.partition.requested())
+      throw Error("--grad-bucket-mib applies to partitioned compiles (--data-parallel, "
+                  "--tensor-parallel, --auto-partition, --strategy)");
+  }
+  std::string name = o.pefName.empty()
+                         ? "shardc-" + utcNow("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid())
+                         : o.pefName;
+  if (!validPefName(name))
+    throw Error("--pef-name '" + name +
+                "' must be 1 to 200 characters, only letters, digits, '_', '-' and '.'");
+
+  fs::path dir = fs::path(o.outputFolder) / name;
+  fs::path logDir = o.logDir.empty() ? dir : fs::path(o.logDir);
+  if (!o.estimateOnly) {
+    checkWritable(dir.string(), "--output-folder", true);
+    checkWritable(logDir.string(), "--log-dir", true);
+  }
+  CompileLog log(o.verbose);
+  CompileOutputs out(o.outputFolder, name, dir, logDir, o.keepTemporaryFiles);
+  try {
+    return compileWith(o, target, {name, dir, logDir}, log, out);
+  } catch (const Error& e) {
+    std::string kept = out.keepAfterFailure(log.text() + "error: " + e.what() + "\n");
+    if (kept.empty()) throw;
+    throw Error(std::string(e.what()) +
+                " (--keep-temporary-files: the log and the files written so far are in " + kept +
+                ")");
+  } catch (const std::exception& e) {
+    out.keepAfterFailure(log.text() + "error: " + e.what() + "\n");
+    throw;
+  }
 }
 
 } // namespace shardc

@@ -199,6 +199,16 @@ int main(int argc, char** argv) {
   supportOption("--grad-bucket-mib", co.gradBucketMiB,
                 "M >= 0: a partitioned step's gradient sums are merged into all-reduces of at "
                 "most M MiB (default 25; 0: one all-reduce per gradient)");
+  compile
+      ->add_flag("--keep-temporary-files", co.keepTemporaryFiles,
+                 "a failed compile keeps its temporary folder (OUTPUT_FOLDER/.NAME.tmp-PID: the "
+                 "log up to the error and the files written so far) instead of removing it")
+      ->group(support);
+  compile
+      ->add_flag("--dump-kernels", co.dumpKernels,
+                 "write each section's kernels (the ops each runs, fused ones together, and "
+                 "where each value lives) to LOG_DIR/kernels/FUNCTION.txt")
+      ->group(support);
   compile->add_option("--log-dir", co.logDir,
                       "where the log and debug dumps go (default: the PEF's folder)");
   compile->add_option("--seed", co.seed, "seed for the initial parameters of text-IR models")

@@ -54,6 +54,9 @@ struct CompileOptions {
   // Support option: the gradient reduction's bucket size in MiB (0: one all-reduce each).
   std::optional<double> gradBucketMiB;
   std::string logDir; // default: the PEF's folder
+  // Support options: keep a failed compile's temporary folder (see CompileOutputs); write
+  // each section's kernels to LOG_DIR/kernels/.
+  bool keepTemporaryFiles = false, dumpKernels = false;
   uint64_t seed = 0;  // initial values of text-IR parameters
   TrainOptions train; // without --inference
   PartitionOptions partition;

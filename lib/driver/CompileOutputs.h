@@ -1,0 +1,41 @@
+// Where a compile writes. Every file (the PEF, its strategy and sharded IR, the log, the
+// --debug and --dump-kernels files) goes first into a temporary folder in the output folder,
+// `.NAME.tmp-PID`, and publish() moves them into place once the compile has succeeded: a
+// failed compile leaves nothing behind, or, with --keep-temporary-files, that folder with the
+// log up to the error, for diagnosing it, renamed NAME.tmp-PID. Folders of compiles that
+// were killed are removed by the next compile of the same name.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+class CompileOutputs {
+public:
+  enum class Place { Pef, Log }; // the PEF's folder, the log folder
+  CompileOutputs(const std::filesystem::path& outputFolder, const std::string& name,
+                 std::filesystem::path pefDir, std::filesystem::path logDir, bool keep);
+  ~CompileOutputs(); // removes the temporary folder unless published or kept
+  CompileOutputs(const CompileOutputs&) = delete;
+  CompileOutputs& operator=(const CompileOutputs&) = delete;
+
+  // Where `relative` is staged (its folders created); the caller writes it there.
+  std::string staged(Place place, const std::string& relative);
+  void write(Place place, const std::string& relative, const std::string& contents);
+  // Moves every staged file to its place, replacing what is there.
+  void publish();
+  // After a failure: with keep, writes `log` into the folder as NAME.log, renames it
+  // NAME.tmp-PID and returns its path; "" otherwise.
+  std::string keepAfterFailure(const std::string& log);
+
+private:
+  std::filesystem::path outputFolder_, work_, pefDir_, logDir_;
+  std::string name_;
+  bool keep_, kept_ = false;
+  bool createdFolder_ = false; // the output folder did not exist: removed again if left empty
+  std::vector<std::pair<Place, std::string>> files_;
+};
+
+} // namespace shardc
