@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """shardc's compiled runtime next to PyTorch eager on the same CPU, in one run: a GPT
-(vocab 4096, d 256, 8 heads, 4 layers, seq 128, batch 8: forward and one Adam step) and a
-torchvision ResNet-18 (112x112, batch 8: forward and one SGD step).
+(vocab 4096, d 256, 8 heads, 4 layers, seq 128, batch 8: forward and one Adam step), an
+nn.TransformerEncoder (d 256, 8 heads, ff 1024, 4 layers, seq 128, batch 8, post-norm, ReLU:
+forward and one Adam step on an MSE loss) and a torchvision ResNet-18 (112x112, batch 8:
+forward and one SGD step).
 
 Each side runs with 1 and 2 threads; the table shows the median step of --repeats runs (each
 the median of --steps steps, timed inside the process, so start-up and loading are left out)
@@ -12,7 +14,8 @@ threads). Peak memory is each process's max RSS minus the bytes of the weights i
 models are exported at opset 17 (LayerNormalization is one op); neither side's OpenMP wait
 policy is changed.
 
-  bench/compiled_vs_torch.py [--build build] [--repeats 5] [--steps 10] [--cases gpt,resnet]
+  bench/compiled_vs_torch.py [--build build] [--repeats 5] [--steps 10]
+                             [--cases gpt,encoder,resnet18]
 """
 import argparse
 import json
@@ -36,6 +39,35 @@ def gpt_model(training):
     torch.manual_seed(0)
     gpt = fx.GPT(GPT["vocab"], GPT["d"], GPT["heads"], GPT["block"], GPT["layers"])
     return fx.GPTLoss(gpt) if training else gpt
+
+
+ENCODER = dict(d=256, heads=8, ff=1024, layers=4, seq=128)
+
+
+def encoder_model(training):
+    import torch
+
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(
+        d_model=ENCODER["d"], nhead=ENCODER["heads"], dim_feedforward=ENCODER["ff"],
+        dropout=0.0, batch_first=True)
+    net = torch.nn.TransformerEncoder(layer, num_layers=ENCODER["layers"],
+                                      enable_nested_tensor=False)
+    with torch.no_grad():  # the deep-copied layers would start equal
+        for p in net.parameters():
+            p.add_(0.01 * torch.randn(p.shape))
+    if not training:
+        return net
+
+    class WithLoss(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, x, y):
+            return torch.nn.functional.mse_loss(self.m(x), y)
+
+    return WithLoss(net)
 
 
 def resnet_model(training):
@@ -66,6 +98,9 @@ def inputs(case):
         idx = torch.randint(0, GPT["vocab"], (BATCH, GPT["block"]), generator=g)
         return {"idx": idx, "targets": torch.randint(0, GPT["vocab"], (BATCH, GPT["block"]),
                                                      generator=g)}
+    if case.startswith("encoder"):
+        shape = (BATCH, ENCODER["seq"], ENCODER["d"])
+        return {"x": torch.randn(*shape, generator=g), "y": torch.randn(*shape, generator=g)}
     return {"x": torch.randn(BATCH, 3, 112, 112, generator=g),
             "y": torch.randint(0, 1000, (BATCH,), generator=g)}
 
@@ -73,6 +108,8 @@ def inputs(case):
 CASES = {  # name: (model, training, optimizer, input names of the forward)
     "gpt-forward": (gpt_model, False, None, ["idx"]),
     "gpt-adam": (gpt_model, True, "adam", ["idx", "targets"]),
+    "encoder-forward": (encoder_model, False, None, ["x"]),
+    "encoder-adam": (encoder_model, True, "adam", ["x", "y"]),
     "resnet18-forward": (resnet_model, False, None, ["x"]),
     "resnet18-sgd": (resnet_model, True, "sgd", ["x", "y"]),
 }
@@ -91,7 +128,7 @@ def torch_worker(case, threads, steps):
     args = [feed[n] for n in names]
     times = []
     if training:
-        model.train() if case.startswith("gpt") else model.eval()
+        model.eval() if case.startswith("resnet") else model.train()
         o = (torch.optim.Adam(model.parameters(), lr=1e-3) if opt == "adam"
              else torch.optim.SGD(model.parameters(), lr=1e-3))
         for _ in range(steps + 1):
@@ -149,8 +186,8 @@ def export(case, folder):
     model = make(training)
     feed = inputs(case)
     path = os.path.join(folder, case + ".onnx")
-    mode = torch.onnx.TrainingMode.TRAINING if training and case.startswith("gpt") else \
-        torch.onnx.TrainingMode.EVAL
+    mode = torch.onnx.TrainingMode.TRAINING if training and not case.startswith("resnet") \
+        else torch.onnx.TrainingMode.EVAL
     model.eval()
     torch.onnx.export(model, tuple(feed[n] for n in names), path, input_names=names,
                       output_names=["loss" if training else "out"], opset_version=17,

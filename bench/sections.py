@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""The optimization levels side by side: for the GPT of bench/compiled_vs_torch.py (one Adam
-step) and a torchvision ResNet-18 (112x112, batch 8, one SGD step), compiled at -o0, -o1 and
+"""The optimization levels side by side: for the GPT and the transformer encoder of
+bench/compiled_vs_torch.py (one Adam step each) and a torchvision ResNet-18 (112x112, batch 8,
+one SGD step), compiled at -o0, -o1 and
 -o3: the section count, the compile time, the measured step time and peak memory on this
 machine (the compiled runtime, 2 threads), and the estimated step time on sn30, sn40l and
 h100 (the same level compiled for that target with --estimate-only). Each level is compiled
-in every compiler mode of --modes (default, and nlp: transformer heuristics, which on the GPT
-turn its layers into hypersection bodies; a model without attention compiles as default).
+in every compiler mode of --modes (default, and nlp: transformer heuristics, which on the
+transformers turn their layers into hypersection bodies and, at -o1, fuse whole attention and
+MLP blocks; a model without attention compiles as default). Sections count the program's and
+each hypersection body's once.
 
 Step times are medians of --repeats runs, each the median of --steps steps timed inside the
 process; peak memory is the run's max RSS. The levels' runs interleave, so a noisy neighbour
 hits all alike.
 
-  bench/sections.py [--build build] [--repeats 3] [--steps 5] [--cases gpt,resnet18]
+  bench/sections.py [--build build] [--repeats 3] [--steps 5] [--cases gpt,encoder,resnet18]
                     [--modes default,nlp]
 """
 import argparse
@@ -36,7 +39,7 @@ def main():
     add_common_args(ap)
     ap.set_defaults(repeats=3)
     ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--cases", default="gpt,resnet18")
+    ap.add_argument("--cases", default="gpt,encoder,resnet18")
     ap.add_argument("--modes", default="default,nlp")
     a = ap.parse_args()
     shardc = os.path.join(a.build, "bin", "shardc")
@@ -75,7 +78,9 @@ def main():
                                        text=True).stdout
                     m = re.search(r"step ([0-9.]+) (s|ms|us)", o)
                     est[t] = float(m.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6}[m.group(2)]
-                rows[level, mode] = {"sections": len(info["sections"]), "compile": compile_s,
+                sections = sum(1 for s in info["sections"] if s["body"] < 0) + sum(
+                    len(h["sections"]) for h in info["hypersections"])
+                rows[level, mode] = {"sections": sections, "compile": compile_s,
                                "est": est, "steps": [], "rss": []}
             for _ in range(a.repeats):
                 for level, mode in variants:
