@@ -1,4 +1,8 @@
 #include "shardc/pef/Pef.h"
+
+#include "TestUtil.h"
+
+#include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
@@ -64,7 +68,7 @@ TEST(PefTest, RoundTripsEveryField) {
 // returns is the file's.
 TEST(PefTest, WritesTheSerializedBytes) {
   Pef p = samplePef();
-  std::string path = testing::TempDir() + "/stream." + std::to_string(::getpid()) + ".pef";
+  std::string path = ::testing::TempDir() + "/stream." + std::to_string(::getpid()) + ".pef";
   EXPECT_EQ(writePef(path, p), static_cast<int64_t>(serializePef(p).size()));
   EXPECT_EQ(readFile(path), serializePef(p));
   EXPECT_TRUE(readPef(path).weights[0].second.identical(p.weights[0].second));
@@ -85,4 +89,27 @@ TEST(PefTest, RefusesEverySingleBitFlip) {
       b[i] = static_cast<char>(b[i] ^ (1 << bit));
       EXPECT_THROW(parsePef(b, "flip.pef"), Error) << "byte " << i << " bit " << bit;
     }
+}
+
+// The label bound a PEF records comes from the program: the classes of the iota a one-hot
+// compares the labels with, none where a label may also be ignored (ONNX's ignore_index).
+TEST(PefTest, IndexBoundComesFromTheOneHot) {
+  auto m = shardc::testing::parseIR(R"(
+func @f(input %y: i64[4], input %z: i64[4], input %x: f32[4]) -> (a: i1[4,10], b: i1[4,7], k: i1[4]) {
+  %c = iota() {shape = [4, 10], axis = 1} : i64[4,10]
+  %y1 = reshape(%y) {shape = [4, 1]} : i64[4,1]
+  %a = compare(%c, %y1) {direction = "eq"} : i1[4,10]
+  %d = iota() {shape = [4, 7], axis = 1} : i64[4,7]
+  %z1 = reshape(%z) {shape = [4, 1]} : i64[4,1]
+  %b = compare(%d, %z1) {direction = "eq"} : i1[4,7]
+  %ignore = constant() {value = dense<i64[], -100>} : i64[]
+  %k = compare(%z, %ignore) {direction = "ne"} : i1[4]
+  return %a, %b, %k
+}
+)");
+  ASSERT_TRUE(m);
+  const Function& f = *m->functions()[0];
+  EXPECT_EQ(programIndexBound(f.argument(0)), 10);
+  EXPECT_EQ(programIndexBound(f.argument(1)), 0); // -100 is a valid label too
+  EXPECT_EQ(programIndexBound(f.argument(2)), 0); // not an index
 }

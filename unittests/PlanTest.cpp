@@ -189,6 +189,33 @@ TEST(PlanTest, RefusesPlansThatDoNotFit) {
         b.values[0] = {ValueHome::Arena, 0, -1};
       },
       "its own buffer");
+  refuse(
+      "reference flag flipped", [](ExecPlan& b) { b.steps.front().reference ^= true; },
+      "is not native, but it is");
+}
+
+// Arena values live at once never share bytes; the one handover allowed is an elementwise
+// step writing over an input that dies in it.
+TEST(PlanTest, RefusesArenaValuesLiveAtOnceThatOverlap) {
+  Planned p = plan(R"(
+func @f(input %x: f32[64,64]) -> (r: f32[64,64]) {
+  %a = matmul(%x, %x) : f32[64,64]
+  %b = matmul(%a, %x) : f32[64,64]
+  %c = matmul(%b, %a) : f32[64,64]
+  %n = neg(%c) : f32[64,64]
+  %d = matmul(%n, %x) : f32[64,64]
+  return %d
+}
+)");
+  ASSERT_TRUE(p.m);
+  ASSERT_EQ(checkPlan(p.plan, p.f()), "");
+  ASSERT_EQ(p.value("n").offset, p.value("c").offset); // neg takes c's buffer over
+  // a is read by c's step, after b is made: a and b may not share bytes.
+  ExecPlan bad = p.plan;
+  ASSERT_EQ(p.value("b").home, ValueHome::Arena);
+  bad.values[2].offset = p.value("a").offset; // value ids: %x, then the ops' results
+  EXPECT_NE(checkPlan(bad, p.f()).find("share arena bytes while both are live"), std::string::npos);
+  EXPECT_THROW(CompiledFunction(p.f(), bad, 1), Error);
 }
 
 // Two elementwise chains that meet (merged into one kernel), summed over the trailing axis

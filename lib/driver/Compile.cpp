@@ -348,14 +348,12 @@ CompileResult compileWith(CompileOptions& o, const Target& target, const OutputP
     dump("raise-gelu");
   }
   std::map<std::string, Tensor> optState;
-  std::map<std::string, int64_t> indexBounds; // input -> class count
   if (!o.inference) {
     auto s0 = std::chrono::steady_clock::now();
     TrainOptions train = o.train;
     train.initialState = !o.estimateOnly;
     TrainStepInfo info = buildTrainStep(f, train);
     optState = std::move(info.optimizerState);
-    if (info.classes > 0) indexBounds[info.labelsName] = info.classes;
     std::string trained;
     for (const auto& n : info.trained)
       trained += " " + n;
@@ -407,7 +405,7 @@ CompileResult compileWith(CompileOptions& o, const Target& target, const OutputP
     const Value* a = f.argument(i);
     PefTensor t{a->name(), a->type()};
     if (a->argKind() == ArgKind::Input) {
-      if (auto it = indexBounds.find(a->name()); it != indexBounds.end()) t.indexBound = it->second;
+      t.indexBound = programIndexBound(a);
       pef.inputs.push_back(t);
       pef.buffers.push_back({t, BufferKind::Input});
       continue;

@@ -5,6 +5,7 @@
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -82,6 +83,73 @@ std::string checkCallStep(const ExecPlan& plan, const ValueNumbering& num, const
 }
 
 } // namespace
+
+// Arena values whose bytes overlap must never be live at once: a value lives from the step
+// that writes it to the last step that reads it (through views; a function result to the
+// end), as the plan builder allocates. The one sharing it allows: an elementwise step writing
+// a result over an input it reads element for element and that dies there, same size.
+std::string checkArenaLiveness(const ExecPlan& plan, const ValueNumbering& num, const Function& f) {
+  auto root = [&](int64_t id) {
+    while (plan.values[static_cast<size_t>(id)].home == ValueHome::View)
+      id = plan.values[static_cast<size_t>(id)].base;
+    return id;
+  };
+  size_t n = plan.values.size();
+  std::vector<int64_t> def(n, -1), last(n, -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    for (int64_t i : plan.steps[s].ops) {
+      const Op& op = *num.op(i);
+      for (size_t r = 0; r < op.numResults(); ++r)
+        def[static_cast<size_t>(num.id(op.result(r)))] = static_cast<int64_t>(s);
+      for (const Value* v : op.operands()) {
+        auto rv = static_cast<size_t>(root(num.id(v)));
+        last[rv] = std::max(last[rv], static_cast<int64_t>(s));
+      }
+    }
+  for (const auto& r : f.results())
+    last[static_cast<size_t>(root(num.id(r.value)))] = static_cast<int64_t>(plan.steps.size());
+  // Takes over u's bytes in the step that makes v: u dies there, read element for element.
+  auto handedOver = [&](int64_t u, int64_t v) {
+    auto su = static_cast<size_t>(u), sv = static_cast<size_t>(v);
+    int64_t s = def[sv];
+    if (def[su] >= s || last[su] != s || plan.values[su].offset != plan.values[sv].offset ||
+        num.type(u).bytes() != num.type(v).bytes())
+      return false;
+    const PlanStep& st = plan.steps[static_cast<size_t>(s)];
+    if (!isElementwiseStep(st, num)) return false;
+    for (int64_t i : st.ops) {
+      const Op& op = *num.op(i);
+      for (const Value* x : op.operands())
+        if (root(num.id(x)) == u &&
+            (op.name() == "broadcast" || x->type().shape != op.result(0)->type().shape))
+          return false;
+    }
+    return true;
+  };
+  struct Live {
+    int64_t first, end, offset, bytes, id; // steps [first, end], bytes [offset, +bytes)
+  };
+  std::vector<Live> live;
+  for (size_t v = 0; v < n; ++v)
+    if (plan.values[v].home == ValueHome::Arena && def[v] >= 0 &&
+        num.type(static_cast<int64_t>(v)).bytes() > 0)
+      live.push_back({def[v], std::max(def[v], last[v]), plan.values[v].offset,
+                      num.type(static_cast<int64_t>(v)).bytes(), static_cast<int64_t>(v)});
+  // A sweep over steps: the values live at each one, compared with those that start there.
+  std::sort(live.begin(), live.end(),
+            [](const Live& a, const Live& b) { return a.first < b.first; });
+  std::vector<const Live*> open;
+  for (const Live& a : live) {
+    std::erase_if(open, [&](const Live* b) { return b->end < a.first; });
+    for (const Live* b : open)
+      if (a.offset < b->offset + b->bytes && b->offset < a.offset + a.bytes &&
+          !handedOver(b->id, a.id))
+        return "values " + std::to_string(b->id) + " and " + std::to_string(a.id) +
+               " share arena bytes while both are live";
+    open.push_back(&a);
+  }
+  return "";
+}
 
 std::string checkPlan(const ExecPlan& plan, const Function& f) {
   ValueNumbering num(f);
@@ -170,6 +238,9 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
              "', which is not one of its ops'";
     // The last op's results are what the step makes for others: they are stored.
     const Op& anchor = *num.op(st.ops.back());
+    if (st.reference == hasNativeKernel(st.kernel, anchor))
+      return "step " + std::to_string(s) + " says its kernel '" + st.kernel + "' is " +
+             (st.reference ? "not native, but it is" : "native, but it is not");
     if (std::string err = checkCallStep(plan, num, st, f); !err.empty())
       return "step " + std::to_string(s) + " " + err;
     for (size_t r = 0; r < anchor.numResults(); ++r)
@@ -206,7 +277,7 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
       }
     }
   }
-  return "";
+  return checkArenaLiveness(plan, num, f);
 }
 
 std::string describePlan(const ExecPlan& plan, const Function& f) {

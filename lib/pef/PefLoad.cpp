@@ -92,6 +92,12 @@ void checkInterface(const LoadedPef& l, WholeOk&& wholeOk, const std::string& pa
       throw Error(path + ": input " + std::to_string(k) + " is listed as '" + spec.name + "' " +
                   spec.type.str() + ", the program's is '" + f.argument(inputs[k])->name() + "' " +
                   f.argument(inputs[k])->type().str());
+    // `run` checks the values of such an input against the spec's bound: it must be the
+    // program's, or out-of-range labels would pass as all-zero one-hot rows.
+    if (int64_t bound = programIndexBound(f.argument(inputs[k])); spec.indexBound != bound)
+      throw Error(path + ": input '" + spec.name + "' is listed with class indices below " +
+                  std::to_string(spec.indexBound) + ", but its program's bound is " +
+                  std::to_string(bound) + " (0: none; recompile the model)");
   }
   if (pef.outputs.size() != outputs.size())
     throw Error(path + ": lists " + std::to_string(pef.outputs.size()) +
@@ -142,6 +148,29 @@ void checkBodies(const LoadedPef& l, const std::string& path) {
 }
 
 } // namespace
+
+int64_t programIndexBound(const Value* in) {
+  if (!isInteger(in->type().dtype)) return 0;
+  int64_t classes = 0;
+  std::vector<const Value*> work{in};
+  for (size_t k = 0; k < work.size() && k < 64; ++k)
+    for (const Use& u : work[k]->uses()) {
+      const Op* user = u.user;
+      if (!user) continue;
+      if (user->name() == "reshape") work.push_back(user->result(0));
+      if (user->name() != "compare") continue;
+      const Op* other = user->operand(u.index == 0 ? 1 : 0)->definingOp();
+      if (!other) continue;
+      if (other->name() == "constant" && k == 0 && user->attrs().getString("direction") == "ne")
+        return 0; // an ignored label
+      if (other->name() != "iota" || classes) continue;
+      const Shape& shape = other->result(0)->type().shape;
+      if (auto axis =
+              normalizeAxis(other->attrs().getInt("axis"), static_cast<int64_t>(shape.size())))
+        classes = shape[static_cast<size_t>(*axis)];
+    }
+  return classes;
+}
 
 LoadedPef loadPef(const std::string& path) {
   LoadedPef l;

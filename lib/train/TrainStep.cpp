@@ -124,10 +124,6 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
     info.lossName = outputs[0].name;
   } else {
     loss = addLoss(f, b, o, outputs[0].value);
-    if (o.loss == "cross-entropy") {
-      info.labelsName = o.labels;
-      info.classes = outputs[0].value->type().shape.back();
-    }
     info.lossName = "loss";
     for (const auto& r : outputs)
       if (r.name == "loss")

@@ -33,9 +33,6 @@ struct TrainStepInfo {
   std::map<std::string, Tensor> optimizerState; // initial values of the new opt_state arguments
                                                 // (empty without TrainOptions::initialState)
   std::string lossName;
-  // --loss cross-entropy: the labels input and its class count (labels lie in [0, classes)).
-  std::string labelsName;
-  int64_t classes = 0;
 };
 
 // Rewrites `f` in place into
