@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang in build-fuzz/ (ASan + UBSan) and runs each for
-# SECONDS (default 60) from seed corpora made of the test fixtures; prints each target's
-# executions and fails on any finding (the crashing input is kept in build-fuzz/findings/).
+# SECONDS (default 60), two at a time (one per core), from seed corpora made of the test
+# fixtures; prints each target's executions and fails on any finding (the crashing input is
+# kept in build-fuzz/findings/).
 # Usage: scripts/fuzz.sh [SECONDS]   (needs build/bin/shardc for the PEF seeds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
-TARGETS=(IrParser Npy Pef Onnx)
+TARGETS=(IrParser Npy Npz Pef Onnx Target Rules Strategy)
 
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_FUZZ=ON \
   -DSHARDC_BUILD_TESTS=OFF >/dev/null
@@ -14,7 +15,7 @@ cmake --build build-fuzz --target "${TARGETS[@]/#/fuzz-}"
 
 seeds=build-fuzz/seeds
 rm -rf "$seeds" build-fuzz/findings
-mkdir -p "$seeds"/{IrParser,Npy,Pef,Onnx} build-fuzz/findings
+mkdir -p "${TARGETS[@]/#/$seeds/}" build-fuzz/findings
 # Copies the files named on stdin into seeds/$1, numbered (fixtures share file names).
 seed() {
   local n=0 f
@@ -25,6 +26,11 @@ seed() {
 find test -name '*.ir' -size -64k | seed IrParser
 find unittests/fixtures/npy test/import/Inputs -name '*.npy' -size -64k | seed Npy
 find test/import/Inputs -name 'model.onnx' -size -1M | seed Onnx
+find test unittests -name '*.npz' -size -1M | seed Npz
+find targets -name '*.yaml' | seed Target
+find rules test/dataflow/Inputs -name '*.yaml' | seed Rules
+find test/search/Inputs test/partition/Inputs/strategies -name '*.strategy' -o -name '*.txt' |
+  seed Strategy
 # PEF payloads (the target adds header and checksum): an inference, a training and a
 # partitioned PEF of the small GPT.
 n=0
@@ -41,17 +47,34 @@ gpt_loss/model.onnx -b 2 --optimizer adam
 gpt/model.onnx --inference -b 4 --data-parallel -ws 2
 LIST
 
-status=0
-for t in "${TARGETS[@]}"; do
-  log=build-fuzz/fuzz-$t.log
-  if ASAN_OPTIONS=detect_leaks=1 build-fuzz/bin/fuzz-$t "$seeds/$t" -max_total_time="$SECONDS_EACH" \
-      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=build-fuzz/findings/$t- \
-      >"$log" 2>&1; then
-    echo "fuzz-$t: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') executions in ${SECONDS_EACH} s, no finding"
+# The partitioned compile's strategy file seeds the strategy parser too.
+cp build-fuzz/pefs/p3/p3.strategy "$seeds/Strategy/"
+
+# Runs target $1; its exit status is the fuzzer's.
+fuzz() {
+  ASAN_OPTIONS=detect_leaks=1 build-fuzz/bin/fuzz-$1 "$seeds/$1" -max_total_time="$SECONDS_EACH" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=build-fuzz/findings/$1- \
+    >"build-fuzz/fuzz-$1.log" 2>&1
+}
+report() {
+  local log=build-fuzz/fuzz-$1.log
+  if (($2 == 0)); then
+    echo "fuzz-$1: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') executions in ${SECONDS_EACH} s, no finding"
   else
-    echo "fuzz-$t: FINDING (see $log and build-fuzz/findings/)"
+    echo "fuzz-$1: FINDING (see $log and build-fuzz/findings/)"
     tail -30 "$log"
     status=1
   fi
+}
+status=0
+for ((i = 0; i < ${#TARGETS[@]}; i += 2)); do
+  a=${TARGETS[i]} b=${TARGETS[i + 1]}
+  fuzz "$a" & pa=$!
+  fuzz "$b" & pb=$!
+  ra=0 rb=0
+  wait $pa || ra=$?
+  wait $pb || rb=$?
+  report "$a" $ra
+  report "$b" $rb
 done
 exit $status

@@ -90,7 +90,11 @@ void writeNpz(const std::string& path, const std::vector<std::pair<std::string, 
 }
 
 std::vector<std::pair<std::string, Tensor>> readNpz(const std::string& path) {
-  std::string s = readFile(path);
+  return parseNpz(readFile(path), path);
+}
+
+std::vector<std::pair<std::string, Tensor>> parseNpz(const std::string& s,
+                                                     const std::string& path) {
   if (s.size() < 22) throw Error(path + ": not a .npz archive (too short)");
   size_t eocd = std::string::npos;
   for (size_t i = s.size() - 22 + 1; i-- > 0 && s.size() - i <= 22 + 65535;)
