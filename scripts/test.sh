@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds shardc and runs every test (lit + GoogleTest), then does the same under
 # AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/, then runs each libFuzzer
-# target for 60 s (scripts/fuzz.sh, clang build in build-fuzz/).
+# target for 60 s, two at a time (scripts/fuzz.sh, clang build in build-fuzz/).
 # Usage: scripts/test.sh [--no-sanitize] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,6 +5,7 @@
 #include "BuiltinTargets.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/support/Yaml.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -181,17 +182,7 @@ bool isPath(const std::string& s) {
 
 Target parseTarget(const std::string& text, const std::string& filename) {
   TargetReader r(filename);
-  YAML::Node root;
-  try {
-    // One document: a second one after "---" would be ignored without a word.
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1)
-      throw Error(filename + ": holds " + std::to_string(docs.size()) +
-                  " YAML documents; a target file is one");
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::Exception& e) {
-    r.fail(e.mark, "invalid YAML: " + e.msg);
-  }
+  YAML::Node root = loadOneYamlDocument(text, filename, "a target file");
   auto f = r.fields(root, "",
                     {"name", "description", "peak_flops", "memory_bandwidth", "memory_capacity",
                      "compute_efficiency", "memory_efficiency", "comm_overlap", "op_overhead",

@@ -4,6 +4,7 @@
 #include "shardc/dataflow/FusionRules.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/Yaml.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -212,18 +213,7 @@ private:
 
 FusionRules FusionRules::parse(const std::string& text, const std::string& file) {
   RulesReader reader(file);
-  YAML::Node root;
-  try {
-    // One document: a second one after "---" would be ignored without a word.
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1)
-      throw Error(file + ": holds " + std::to_string(docs.size()) +
-                  " YAML documents; a rules file is one");
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::Exception& e) {
-    std::string at = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
-    throw Error(file + at + ": invalid YAML: " + e.msg);
-  }
+  YAML::Node root = loadOneYamlDocument(text, file, "a rules file");
   FusionRules rules;
   rules.file_ = file;
   if (!root || root.IsNull()) throw Error(file + ": the rules file holds no rules");

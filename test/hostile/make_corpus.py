@@ -1393,6 +1393,9 @@ def target_cases(c):
     case("many-unknown-keys", cpu + "".join("junk_%d: %d\n" % (i, i) for i in range(100000)))
     case("huge-line", "name: " + "x" * (8 << 20) + "\npeak_flops: nope\n")
     case("two-documents", cpu + "---\n" + cpu)
+    # A ',' starting a token outside [ ] and { } hung yaml-cpp 0.7 (found by fuzz-Target).
+    case("lone-comma", " ,\n")
+    case("comma-after-flow-list", cpu + "x: [1],\n")
 
 
 # ---------------------------------------------------------------------------------------
@@ -1552,6 +1555,9 @@ def rules_cases(c):
                                + "bad:\n  priority: 1\n  pattern:\n    a: {op_type: nope}\n",
         "huge-node-name": rule("    " + "n" * (4 << 20) + ": {op_type: nope}\n"),
         "two-documents": rule("    a: {op_type: matmul}\n") + "---\n" + rule("    a: {op_type: add}\n"),
+        # A ',' starting a token outside [ ] and { } hung yaml-cpp 0.7 (found by fuzz-Rules).
+        "lone-comma": ",\n",
+        "comma-after-flow-map": rule("    a: {op_type: matmul}\n") + "{a: 1},\n",
     }
     for name, text in cases.items():
         case(name, text)

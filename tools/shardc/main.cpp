@@ -377,10 +377,12 @@ int main(int argc, char** argv) {
   // Under mpirun every rank runs this; an error on one rank must end them all.
   bool underMpi = (run->parsed() || calibrateCmd->parsed()) && mpi::launchedByMpi();
   if (underMpi) mpi::init(argc, argv);
+  // Exit status 1: what was given is wrong (or the run failed); 2: a shardc bug, an
+  // "internal error" (README, "Exit status").
   auto fail = [&](const std::string& message) {
     if (underMpi) mpi::abortAll("shardc: error: " + message);
     std::cerr << "shardc: error: " << message << "\n";
-    return 1;
+    return message.rfind("internal error", 0) == 0 ? 2 : 1;
   };
   try {
     if (compile->parsed()) {
