@@ -95,7 +95,7 @@ TEST(PefTest, RefusesEverySingleBitFlip) {
 // compares the labels with, none where a label may also be ignored (ONNX's ignore_index).
 TEST(PefTest, IndexBoundComesFromTheOneHot) {
   auto m = shardc::testing::parseIR(R"(
-func @f(input %y: i64[4], input %z: i64[4], input %x: f32[4]) -> (a: i1[4,10], b: i1[4,7], k: i1[4]) {
+func @f(input %y: i64[4], input %z: i64[4], input %x: f32[4], input %t: i64[2,2], input %n: i64[4]) -> (a: i1[4,10], b: i1[4,7], k: i1[4], e: i1[4,5], kt: i1[4], l: i1[4,6]) {
   %c = iota() {shape = [4, 10], axis = 1} : i64[4,10]
   %y1 = reshape(%y) {shape = [4, 1]} : i64[4,1]
   %a = compare(%c, %y1) {direction = "eq"} : i1[4,10]
@@ -104,7 +104,15 @@ func @f(input %y: i64[4], input %z: i64[4], input %x: f32[4]) -> (a: i1[4,10], b
   %b = compare(%d, %z1) {direction = "eq"} : i1[4,7]
   %ignore = constant() {value = dense<i64[], -100>} : i64[]
   %k = compare(%z, %ignore) {direction = "ne"} : i1[4]
-  return %a, %b, %k
+  %t1 = reshape(%t) {shape = [4, 1]} : i64[4,1]
+  %ct = iota() {shape = [4, 5], axis = 1} : i64[4,5]
+  %e = compare(%ct, %t1) {direction = "eq"} : i1[4,5]
+  %t4 = reshape(%t) {shape = [4]} : i64[4]
+  %kt = compare(%t4, %ignore) {direction = "ne"} : i1[4]
+  %n1 = reshape(%n) {shape = [4, 1]} : i64[4,1]
+  %cn = iota() {shape = [4, 6], axis = 1} : i64[4,6]
+  %l = compare(%cn, %n1) {direction = "lt"} : i1[4,6]
+  return %a, %b, %k, %e, %kt, %l
 }
 )");
   ASSERT_TRUE(m);
@@ -112,4 +120,6 @@ func @f(input %y: i64[4], input %z: i64[4], input %x: f32[4]) -> (a: i1[4,10], b
   EXPECT_EQ(programIndexBound(f.argument(0)), 10);
   EXPECT_EQ(programIndexBound(f.argument(1)), 0); // -100 is a valid label too
   EXPECT_EQ(programIndexBound(f.argument(2)), 0); // not an index
+  EXPECT_EQ(programIndexBound(f.argument(3)), 0); // ignore_index, seen through a reshape
+  EXPECT_EQ(programIndexBound(f.argument(4)), 0); // lengths (ReverseSequence): not a one-hot
 }

@@ -393,9 +393,7 @@ CompileResult compileWith(CompileOptions& o, const Target& target, const OutputP
   pef.arch = target.name;
   pef.optimizationLevel = "o" + std::to_string(sections.level);
   if (sections.level == 1)
-    pef.optimizationRules = rules                                   ? o.optimizationRules
-                            : sections.rules == &FusionRules::nlp() ? "nlp"
-                                                                    : "default";
+    pef.optimizationRules = rules ? o.optimizationRules : sections.rules ? "nlp" : "default";
   pef.scalingFactors.assign(sections.scaling.byPhase.begin(), sections.scaling.byPhase.end());
   int64_t paramCount = 0, paramBytes = 0;
   // Copying the weights into the PEF is part of writing them (see `compiledMs`).
@@ -405,7 +403,6 @@ CompileResult compileWith(CompileOptions& o, const Target& target, const OutputP
     const Value* a = f.argument(i);
     PefTensor t{a->name(), a->type()};
     if (a->argKind() == ArgKind::Input) {
-      t.indexBound = programIndexBound(a);
       pef.inputs.push_back(t);
       pef.buffers.push_back({t, BufferKind::Input});
       continue;
@@ -471,6 +468,15 @@ CompileResult compileWith(CompileOptions& o, const Target& target, const OutputP
   // what its instances do).
   auto planAndEstimate = [&](Function& program, const Mesh& mesh) {
     PefProgram& prog = pef.programs[0];
+    // Label bounds as loadPef derives them: from the program the PEF stores.
+    for (size_t i = 0, k = 0; i < program.numArguments(); ++i) {
+      const Value* a = program.argument(i);
+      if (a->argKind() != ArgKind::Input) continue;
+      int64_t bound = programIndexBound(a);
+      pef.inputs[k++].indexBound = bound;
+      for (PefBuffer& b : pef.buffers)
+        if (b.kind == BufferKind::Input && b.tensor.name == a->name()) b.tensor.indexBound = bound;
+    }
     prog.sections = std::move(programSections);
     auto model = makeAnalyticCostModel(target);
     auto e0 = std::chrono::steady_clock::now();

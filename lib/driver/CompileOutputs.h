@@ -1,9 +1,10 @@
 // Where a compile writes. Every file (the PEF, its strategy and sharded IR, the log, the
 // --debug and --dump-kernels files) goes first into a temporary folder in the output folder,
-// `.NAME.tmp-PID`, and publish() moves them into place once the compile has succeeded: a
-// failed compile leaves nothing behind, or, with --keep-temporary-files, that folder with the
-// log up to the error, for diagnosing it, renamed NAME.tmp-PID. Folders of compiles that
-// were killed are removed by the next compile of the same name.
+// `.NAME.tmp-HOST-PID`, and publish() moves them into place once the compile has succeeded:
+// a failed compile leaves nothing behind (not even the output folders it created), or, with
+// --keep-temporary-files, that folder with the log up to the error, for diagnosing it,
+// renamed NAME.tmp-HOST-PID. Folders of killed compiles are removed by the next compile of
+// the same name on the same host.
 #pragma once
 
 #include <filesystem>
@@ -24,17 +25,17 @@ public:
   // Where `relative` is staged (its folders created); the caller writes it there.
   std::string staged(Place place, const std::string& relative);
   void write(Place place, const std::string& relative, const std::string& contents);
-  // Moves every staged file to its place, replacing what is there.
+  // Moves every staged file to its place, replacing what is there, the PEF last.
   void publish();
   // After a failure: with keep, writes `log` into the folder as NAME.log, renames it
-  // NAME.tmp-PID and returns its path; "" otherwise.
+  // NAME.tmp-HOST-PID and returns its path; "" otherwise.
   std::string keepAfterFailure(const std::string& log);
 
 private:
   std::filesystem::path outputFolder_, work_, pefDir_, logDir_;
-  std::string name_;
-  bool keep_, kept_ = false;
-  bool createdFolder_ = false; // the output folder did not exist: removed again if left empty
+  std::filesystem::path created_; // the topmost output folder this compile creates, or ""
+  std::string name_, tag_;        // tag_: HOST-PID
+  bool keep_, kept_ = false, published_ = false;
   std::vector<std::pair<Place, std::string>> files_;
 };
 

@@ -51,6 +51,10 @@ std::string dumpKernels(const Function& f, const ExecPlan& plan,
   for (size_t v = 0; v < values.size(); ++v)
     number[values[v]] = v;
   PrintOptions options;
+  std::unordered_map<const Value*, std::string> printed; // "%name" as the text shows it
+  options.named = [&](const Value& v, const std::string& name) {
+    printed[&v] = "%" + printName(name);
+  };
   options.annotate = [&](const Value& v) -> std::string {
     auto it = number.find(&v);
     if (v.isArgument() || it == number.end() || it->second >= plan.values.size()) return "";
@@ -61,10 +65,10 @@ std::string dumpKernels(const Function& f, const ExecPlan& plan,
       return s + " +" + std::to_string(home.offset) + " (" + std::to_string(v.type().bytes()) +
              " bytes)";
     case ValueHome::Argument:
-      return s + " %" + printName(f.argument(static_cast<size_t>(home.base))->name());
+      return s + " " + printed[f.argument(static_cast<size_t>(home.base))];
     case ValueHome::View:
       return home.base >= 0 && static_cast<size_t>(home.base) < values.size()
-                 ? s + " of %" + printName(values[static_cast<size_t>(home.base)]->name()) + " +" +
+                 ? s + " of " + printed[values[static_cast<size_t>(home.base)]] + " +" +
                        std::to_string(home.offset)
                  : s;
     case ValueHome::Result:

@@ -291,7 +291,7 @@ private:
 
 bool hasWideKernel(const Op& op) {
   static const std::set<std::string_view> kSpecial = {"compare", "where", "cast"};
-  if (op.numResults() != 1) return false;
+  if (op.numResults() != 1 || op.numOperands() == 0) return false; // constants are folded
   if (kSpecial.count(op.name())) return true;
   const ElementFns& e = op.def().element;
   bool fl = isFloat(op.operand(0)->type().dtype);

@@ -72,6 +72,9 @@ class FunctionPrinter {
 public:
   FunctionPrinter(const Function& f, const PrintOptions& options) : f_(f), options_(options) {
     assignNames();
+    if (options_.named)
+      for (const auto& [v, name] : names_)
+        options_.named(*v, name);
   }
 
   std::string print() {

@@ -161,9 +161,9 @@ int64_t programIndexBound(const Value* in) {
       if (user->name() != "compare") continue;
       const Op* other = user->operand(u.index == 0 ? 1 : 0)->definingOp();
       if (!other) continue;
-      if (other->name() == "constant" && k == 0 && user->attrs().getString("direction") == "ne")
-        return 0; // an ignored label
-      if (other->name() != "iota" || classes) continue;
+      const std::string& direction = user->attrs().getString("direction");
+      if (other->name() == "constant" && direction == "ne") return 0; // an ignored label
+      if (other->name() != "iota" || direction != "eq" || classes) continue;
       const Shape& shape = other->result(0)->type().shape;
       if (auto axis =
               normalizeAxis(other->attrs().getInt("axis"), static_cast<int64_t>(shape.size())))

@@ -198,8 +198,11 @@ int64_t widthRatio(const Value* a, const Value* b) {
 
 // Heads of a projection's (biased) result `y`: the reshape, after any split or slice of its
 // pieces, that cuts a piece's width into heads on their way to the scores or the context.
+// Pieces of unequal widths (grouped-query attention's q|k|v) give pieces 0: no split of the
+// whole dimension keeps every head whole.
 HeadSplit headsBelow(const Value* y) {
   std::vector<const Value*> work{y};
+  bool unequal = false;
   for (int depth = 0; depth < 3 && !work.empty(); ++depth) {
     std::vector<const Value*> next;
     for (const Value* v : work)
@@ -210,11 +213,14 @@ HeadSplit headsBelow(const Value* y) {
         if (n == "reshape" && heads > 1 && feedsBatchedProduct(u.user->result(0), 2)) {
           int64_t piece = v->type().shape.back();
           int64_t whole = y->type().shape.back();
-          return {-1, heads, whole % piece ? 1 : whole / piece};
+          return {-1, heads, unequal || whole % piece ? 0 : whole / piece};
         }
-        if (n == "split" || n == "slice")
-          for (size_t r = 0; r < u.user->numResults(); ++r)
-            next.push_back(u.user->result(r));
+        if (n != "split" && n != "slice") continue;
+        for (size_t r = 0; r < u.user->numResults(); ++r) {
+          const Value* piece = u.user->result(r);
+          unequal |= !next.empty() && piece->type() != next.front()->type();
+          next.push_back(piece);
+        }
       }
     work = std::move(next);
   }

@@ -1396,6 +1396,7 @@ def target_cases(c):
     # A ',' starting a token outside [ ] and { } hung yaml-cpp 0.7 (found by fuzz-Target).
     case("lone-comma", " ,\n")
     case("comma-after-flow-list", cpu + "x: [1],\n")
+    case("nul-comma", b"\0,\x1daSC")
 
 
 # ---------------------------------------------------------------------------------------

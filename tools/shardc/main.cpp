@@ -201,8 +201,9 @@ int main(int argc, char** argv) {
                 "most M MiB (default 25; 0: one all-reduce per gradient)");
   compile
       ->add_flag("--keep-temporary-files", co.keepTemporaryFiles,
-                 "a failed compile keeps its temporary folder (OUTPUT_FOLDER/.NAME.tmp-PID: the "
-                 "log up to the error and the files written so far) instead of removing it")
+                 "a failed compile keeps its temporary folder, as OUTPUT_FOLDER/NAME.tmp-HOST-PID "
+                 "(the log up to the error and the files written so far), instead of removing "
+                 "it")
       ->group(support);
   compile
       ->add_flag("--dump-kernels", co.dumpKernels,

@@ -16,6 +16,8 @@ struct PrintOptions {
   std::string meshLine; // printed before the functions, e.g. "mesh data=2, model=2"
   std::function<std::string(const Value&)> annotate;
   std::function<std::string(const Function&, size_t result)> annotateResult;
+  // Told each value's name as printed (without the %), before anything is printed.
+  std::function<void(const Value&, const std::string&)> named;
 };
 
 std::string printModule(const Module& m, const PrintOptions& options = {});

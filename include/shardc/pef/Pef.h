@@ -106,12 +106,12 @@ struct LoadedPef {
 };
 LoadedPef loadPef(const std::string& path);
 
-// The indexBound a PEF records for integer input `in` of its program: the class count when
-// the program one-hot encodes it (compares it, directly or through reshapes, with an iota
-// along the classes), so that `run` refuses out-of-range labels instead of training on
-// all-zero rows; 0 when it does not, or when the program also compares it with a constant
-// for inequality (ONNX's ignore_index: that label is valid too). loadPef refuses a PEF whose
-// spec says otherwise.
+// The indexBound a PEF records for integer input `in` of its (per-device) program: the class
+// count when the program one-hot encodes it (compares it for equality, directly or through
+// reshapes, with an iota along the classes), so that `run` refuses out-of-range labels
+// instead of training on all-zero rows; 0 when it does not, or when the program also
+// compares it with a constant for inequality (ONNX's ignore_index: that label is valid too).
+// loadPef refuses a PEF whose spec says otherwise.
 int64_t programIndexBound(const Value* in);
 
 } // namespace shardc

@@ -56,8 +56,9 @@ OutputSplit fusedOutputSplit(const Value* param);
 // The attention heads a parameter's dimension holds: for the weight (or bias) of a projection
 // into attention (Q, K, V, whose result a reshape cuts into heads) its output columns, for the
 // output projection's weight its input rows (the heads merged back); `heads` per piece of
-// `pieces` equal ones (a fused q|k|v: 3). Read from the reshapes: the widths before and after
-// them give the head size. {-1, 0, 1} for any other parameter.
+// `pieces` equal ones (a fused q|k|v: 3; 0 when the pieces differ in width, as grouped-query
+// attention's). Read from the reshapes: the widths before and after them give the head size.
+// {-1, 0, 1} for any other parameter.
 struct HeadSplit {
   int64_t dim = -1;
   int64_t heads = 0;

@@ -8,9 +8,8 @@
 namespace shardc {
 
 // Throws shardc::Error "FILE:LINE: ..." for invalid YAML or more than one document (`what`
-// names the kind of file: "a target file"). yaml-cpp 0.7 (Debian 12's) loops without end on
-// a ',' that begins a token outside [ ] and { }, where YAML never allows one: such a ',' is
-// refused before yaml-cpp reads the text.
+// names the kind of file: "a target file"). Never loops without end on the inputs that make
+// yaml-cpp 0.7's LoadAll do so.
 YAML::Node loadOneYamlDocument(const std::string& text, const std::string& file,
                                const std::string& what);
 
