@@ -41,6 +41,21 @@ def gpt_model(training):
     return fx.GPTLoss(gpt) if training else gpt
 
 
+def with_loss(net, loss):
+    """`net` whose forward(x, y) returns loss(net(x), y): the model a training step exports."""
+    import torch
+
+    class WithLoss(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = net
+
+        def forward(self, x, y):
+            return loss(self.m(x), y)
+
+    return WithLoss()
+
+
 ENCODER = dict(d=256, heads=8, ff=1024, layers=4, seq=128)
 
 
@@ -56,18 +71,8 @@ def encoder_model(training):
     with torch.no_grad():  # the deep-copied layers would start equal
         for p in net.parameters():
             p.add_(0.01 * torch.randn(p.shape))
-    if not training:
-        return net
-
-    class WithLoss(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, x, y):
-            return ((self.m(x) - y) ** 2).mean()  # MSE (no ONNX export of mse_loss)
-
-    return WithLoss(net)
+    # The mean squared error spelled out: PyTorch 1.13 cannot export mse_loss to ONNX.
+    return with_loss(net, lambda out, y: ((out - y) ** 2).mean()) if training else net
 
 
 def resnet_model(training):
@@ -76,18 +81,7 @@ def resnet_model(training):
 
     torch.manual_seed(0)
     net = torchvision.models.resnet18(num_classes=1000)
-    if not training:
-        return net
-
-    class WithLoss(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, x, y):
-            return torch.nn.functional.cross_entropy(self.m(x), y)
-
-    return WithLoss(net)
+    return with_loss(net, torch.nn.functional.cross_entropy) if training else net
 
 
 def inputs(case):

@@ -89,42 +89,16 @@ std::string checkCallStep(const ExecPlan& plan, const ValueNumbering& num, const
 // end), as the plan builder allocates. The one sharing it allows: an elementwise step writing
 // a result over an input it reads element for element and that dies there, same size.
 std::string checkArenaLiveness(const ExecPlan& plan, const ValueNumbering& num, const Function& f) {
-  auto root = [&](int64_t id) {
-    while (plan.values[static_cast<size_t>(id)].home == ValueHome::View)
-      id = plan.values[static_cast<size_t>(id)].base;
-    return id;
-  };
+  LiveRanges ranges = liveRanges(plan, num, f);
+  const std::vector<int64_t>&def = ranges.def, &last = ranges.last;
   size_t n = plan.values.size();
-  std::vector<int64_t> def(n, -1), last(n, -1);
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    for (int64_t i : plan.steps[s].ops) {
-      const Op& op = *num.op(i);
-      for (size_t r = 0; r < op.numResults(); ++r)
-        def[static_cast<size_t>(num.id(op.result(r)))] = static_cast<int64_t>(s);
-      for (const Value* v : op.operands()) {
-        auto rv = static_cast<size_t>(root(num.id(v)));
-        last[rv] = std::max(last[rv], static_cast<int64_t>(s));
-      }
-    }
-  for (const auto& r : f.results())
-    last[static_cast<size_t>(root(num.id(r.value)))] = static_cast<int64_t>(plan.steps.size());
   // Takes over u's bytes in the step that makes v: u dies there, read element for element.
   auto handedOver = [&](int64_t u, int64_t v) {
     auto su = static_cast<size_t>(u), sv = static_cast<size_t>(v);
     int64_t s = def[sv];
-    if (def[su] >= s || last[su] != s || plan.values[su].offset != plan.values[sv].offset ||
-        num.type(u).bytes() != num.type(v).bytes())
-      return false;
-    const PlanStep& st = plan.steps[static_cast<size_t>(s)];
-    if (!isElementwiseStep(st, num)) return false;
-    for (int64_t i : st.ops) {
-      const Op& op = *num.op(i);
-      for (const Value* x : op.operands())
-        if (root(num.id(x)) == u &&
-            (op.name() == "broadcast" || x->type().shape != op.result(0)->type().shape))
-          return false;
-    }
-    return true;
+    return def[su] < s && last[su] == s && plan.values[su].offset == plan.values[sv].offset &&
+           num.type(u).bytes() == num.type(v).bytes() &&
+           readsAligned(plan, num, static_cast<size_t>(s), u);
   };
   struct Live {
     int64_t first, end, offset, bytes, id; // steps [first, end], bytes [offset, +bytes)
@@ -265,9 +239,7 @@ std::string checkPlan(const ExecPlan& plan, const Function& f) {
     for (int64_t i : plan.steps[s].ops) {
       const Op& op = *num.op(i);
       for (const Value* o : op.operands()) {
-        int64_t id = num.id(o);
-        while (plan.values[static_cast<size_t>(id)].home == ValueHome::View)
-          id = plan.values[static_cast<size_t>(id)].base;
+        int64_t id = viewRoot(plan, num.id(o));
         const PlanValue& pv = plan.values[static_cast<size_t>(id)];
         if (pv.home == ValueHome::Constant || id < static_cast<int64_t>(f.numArguments())) continue;
         int64_t w = stepOf[static_cast<size_t>(num.index(num.value(id)->definingOp()))];

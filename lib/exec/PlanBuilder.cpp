@@ -163,48 +163,15 @@ private:
     return it == stepOf_.end() ? -1 : it->second;
   }
 
-  // The buffer a value's bytes are in: itself, or the root of its chain of views.
-  int64_t root(int64_t id) const {
-    while (plan_.values[static_cast<size_t>(id)].home == ValueHome::View)
-      id = plan_.values[static_cast<size_t>(id)].base;
-    return id;
-  }
+  int64_t root(int64_t id) const { return viewRoot(plan_, id); }
 
-  // For every stored value: the step that writes it and the last step that reads it
-  // (through views too); function results live to the end.
   void liveRanges() {
-    size_t n = plan_.values.size();
-    def_.assign(n, -1);
-    last_.assign(n, -1);
-    int64_t end = static_cast<int64_t>(plan_.steps.size());
-    for (size_t s = 0; s < plan_.steps.size(); ++s)
-      for (int64_t i : plan_.steps[s].ops) {
-        const Op& op = *num_.op(i);
-        for (size_t r = 0; r < op.numResults(); ++r)
-          def_[static_cast<size_t>(num_.id(op.result(r)))] = static_cast<int64_t>(s);
-        for (const Value* v : op.operands()) {
-          int64_t rv = root(num_.id(v));
-          last_[static_cast<size_t>(rv)] =
-              std::max(last_[static_cast<size_t>(rv)], static_cast<int64_t>(s));
-        }
-      }
-    for (const auto& r : f_.results())
-      last_[static_cast<size_t>(root(num_.id(r.value)))] = end;
+    LiveRanges r = shardc::liveRanges(plan_, num_, f_);
+    def_ = std::move(r.def);
+    last_ = std::move(r.last);
   }
 
-  // Whether step `s` reads value `id` (if at all) element for element at its own shape.
-  bool readsAligned(size_t s, int64_t id) const {
-    const PlanStep& st = plan_.steps[s];
-    if (!isElementwiseStep(st, num_)) return false;
-    for (int64_t i : st.ops) {
-      const Op& op = *num_.op(i);
-      for (const Value* v : op.operands())
-        if (root(num_.id(v)) == id &&
-            (op.name() == "broadcast" || v->type().shape != op.result(0)->type().shape))
-          return false;
-    }
-    return true;
-  }
+  bool readsAligned(size_t s, int64_t id) const { return shardc::readsAligned(plan_, num_, s, id); }
 
   bool stepReads(size_t s, int64_t id) const {
     for (int64_t i : plan_.steps[s].ops)

@@ -5,6 +5,7 @@
 #include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace shardc {
@@ -88,6 +89,45 @@ bool isElementwiseStep(const PlanStep& step, const ValueNumbering& num) {
   if (step.reference) return false;
   if (step.kernel == "fused_elementwise") return true;
   return step.ops.size() == 1 && isLaneOp(*num.op(step.ops[0]));
+}
+
+int64_t viewRoot(const ExecPlan& plan, int64_t id) {
+  while (plan.values[static_cast<size_t>(id)].home == ValueHome::View)
+    id = plan.values[static_cast<size_t>(id)].base;
+  return id;
+}
+
+LiveRanges liveRanges(const ExecPlan& plan, const ValueNumbering& num, const Function& f) {
+  LiveRanges r;
+  r.def.assign(plan.values.size(), -1);
+  r.last.assign(plan.values.size(), -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    for (int64_t i : plan.steps[s].ops) {
+      const Op& op = *num.op(i);
+      for (size_t k = 0; k < op.numResults(); ++k)
+        r.def[static_cast<size_t>(num.id(op.result(k)))] = static_cast<int64_t>(s);
+      for (const Value* v : op.operands()) {
+        auto rv = static_cast<size_t>(viewRoot(plan, num.id(v)));
+        r.last[rv] = std::max(r.last[rv], static_cast<int64_t>(s));
+      }
+    }
+  for (const auto& res : f.results())
+    r.last[static_cast<size_t>(viewRoot(plan, num.id(res.value)))] =
+        static_cast<int64_t>(plan.steps.size());
+  return r;
+}
+
+bool readsAligned(const ExecPlan& plan, const ValueNumbering& num, size_t s, int64_t id) {
+  const PlanStep& st = plan.steps[s];
+  if (!isElementwiseStep(st, num)) return false;
+  for (int64_t i : st.ops) {
+    const Op& op = *num.op(i);
+    for (const Value* v : op.operands())
+      if (viewRoot(plan, num.id(v)) == id &&
+          (op.name() == "broadcast" || v->type().shape != op.result(0)->type().shape))
+        return false;
+  }
+  return true;
 }
 
 std::vector<int64_t> broadcastStrides(const Shape& out, const Shape& in) {

@@ -43,6 +43,21 @@ std::vector<int64_t> viewOffsets(const Op& op);
 // inputs (so an output may take over a dying input's buffer).
 bool isElementwiseStep(const PlanStep& step, const ValueNumbering& num);
 
+// The value whose buffer holds `id`'s bytes: itself, or the root of its chain of views.
+int64_t viewRoot(const ExecPlan& plan, int64_t id);
+
+// Per value (plan numbering): the step that writes it and the last step that reads its buffer
+// (through views); a function result is read at the end (steps.size()); -1 where none. The
+// builder allocates the arena from these ranges and the checker proves it against them.
+struct LiveRanges {
+  std::vector<int64_t> def, last;
+};
+LiveRanges liveRanges(const ExecPlan& plan, const ValueNumbering& num, const Function& f);
+
+// Whether step `s` is elementwise and reads value `id` (if at all) element for element at
+// its own shape: then a result of the step may take over `id`'s buffer as `id` dies.
+bool readsAligned(const ExecPlan& plan, const ValueNumbering& num, size_t s, int64_t id);
+
 // Element strides (per dim of `out`, 0 where broadcast) at which numpy broadcasting reads a
 // row-major tensor of shape `in` (right-aligned) for every position of `out`.
 std::vector<int64_t> broadcastStrides(const Shape& out, const Shape& in);
