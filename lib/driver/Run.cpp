@@ -4,6 +4,7 @@
 
 #include "shardc/cost/Target.h"
 #include "shardc/driver/Driver.h"
+#include "shardc/driver/RunArrays.h"
 #include "shardc/exec/CompiledFunction.h"
 #include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/IR.h"
@@ -224,7 +225,7 @@ NamedTensors argumentsOfKind(Executor& exec, const Function& f, ArgKind kind) {
 
 } // namespace
 
-void runPef(const RunOptions& o) {
+void runPef(const RunOptions& o, RunArrays* arrays) {
   LoadedPef l = loadPef(o.pef);
   bool training = l.pef.mode == "training";
   bool root = !mpi::launchedByMpi() || mpi::worldRank() == 0;
@@ -241,14 +242,15 @@ void runPef(const RunOptions& o) {
     std::string line = setReplicas(l, replicas, mpi::launchedByMpi() ? "mpirun" : "--replicas");
     if (root && !line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
   }
-  bool overData = !o.data.empty();
+  bool overData = !o.data.empty() || (arrays && !arrays->data.empty());
+  bool evalGiven = !o.evalData.empty() || (arrays && !arrays->evalData.empty());
   if (o.steps < 0) throw Error("--steps must be at least 1");
   if (o.epochs && !overData) throw Error("--epochs counts passes over --data; give --data too");
   if ((o.shuffle || o.dataSeed) && !overData)
     throw Error("--shuffle and --data-seed order the samples of --data; give --data too");
-  if (!o.evalData.empty() && !overData)
+  if (evalGiven && !overData)
     throw Error("--eval-data evaluates a run over --data; give --data too");
-  if (o.evalEvery && o.evalData.empty()) throw Error("--eval-every needs --eval-data");
+  if (o.evalEvery && !evalGiven) throw Error("--eval-every needs --eval-data");
   if ((o.checkpointEvery || o.keep) && o.checkpointDir.empty())
     throw Error("--checkpoint-every and --keep need --checkpoint-dir");
   if (!training)
@@ -257,7 +259,7 @@ void runPef(const RunOptions& o) {
         throw Error("--data, --checkpoint-dir, --resume and --metrics are for training PEFs; "
                     "this one is " +
                     l.pef.mode);
-  checkWritable(o.outputDir, "--output-dir", true);
+  if (!arrays) checkWritable(o.outputDir, "--output-dir", true);
   if (!o.saveWeights.empty()) checkWritable(o.saveWeights, "--save-weights", false);
   if (!o.saveState.empty()) checkWritable(o.saveState, "--save-state", false);
   if (!o.metrics.empty()) checkWritable(o.metrics, "--metrics", false);
@@ -270,13 +272,17 @@ void runPef(const RunOptions& o) {
     dataInputs.push_back({in.name, in.type, in.indexBound});
   std::unique_ptr<Dataset> data, evalData;
   if (overData) {
-    data = std::make_unique<Dataset>(o.data, dataInputs, "--data");
+    data = arrays && !arrays->data.empty()
+               ? std::make_unique<Dataset>(std::move(arrays->data), dataInputs, "data")
+               : std::make_unique<Dataset>(o.data, dataInputs, "--data");
     for (const std::string& name : data->names())
-      if (files.count(name))
+      if (files.count(name) || (arrays && arrays->inputs.count(name)))
         throw Error("input '" + name + "' is given by both --input and --data");
   }
-  if (!o.evalData.empty()) {
-    evalData = std::make_unique<Dataset>(o.evalData, dataInputs, "--eval-data");
+  if (evalGiven) {
+    evalData = arrays && !arrays->evalData.empty()
+                   ? std::make_unique<Dataset>(std::move(arrays->evalData), dataInputs, "eval data")
+                   : std::make_unique<Dataset>(o.evalData, dataInputs, "--eval-data");
     if (evalData->names() != data->names())
       throw Error("--eval-data must feed the inputs --data feeds, no more and no fewer");
   }
@@ -287,6 +293,11 @@ void runPef(const RunOptions& o) {
   if (!o.weights.empty())
     replaceArguments(state, f, readNpz(o.weights), ArgKind::Param, o.weights,
                      " (--weights replaces every parameter)");
+  if (arrays && arrays->weights)
+    replaceArguments(state, f, std::move(*arrays->weights), ArgKind::Param, "weights",
+                     " (the weights replace every parameter)");
+  if (arrays && arrays->state)
+    replaceArguments(state, f, std::move(*arrays->state), ArgKind::OptState, "state");
   RunProgress at;
   if (!o.resume.empty()) {
     if (!o.weights.empty()) throw Error("--resume restores the parameters; drop --weights");
@@ -333,10 +344,26 @@ void runPef(const RunOptions& o) {
         continue;
       }
     }
+    if (auto given =
+            arrays ? arrays->inputs.find(a->name()) : std::map<std::string, Tensor>::iterator();
+        arrays && given != arrays->inputs.end()) {
+      if (files.count(a->name()))
+        throw Error("input '" + a->name() + "' is given both as an array and as --input");
+      if (given->second.type() != type)
+        throw Error("input '" + a->name() + "' expects " + type.str() + ", the array given is " +
+                    given->second.type().str());
+      if (int64_t bound = indexBounds.at(a->name()); bound > 0)
+        checkLabels(given->second.data(), given->second.dtype(), given->second.numel(), bound,
+                    "input '" + a->name() + "'");
+      args.push_back(std::move(given->second));
+      continue;
+    }
     auto it = files.find(a->name());
     if (it == files.end())
-      throw Error("missing input '" + a->name() + "' (" + type.str() + "); pass --input " +
-                  a->name() + "=FILE.npy" + (data ? " or --data " + a->name() + "=FILE.npy" : ""));
+      throw Error("missing input '" + a->name() + "' (" + type.str() + ")" +
+                  (arrays ? std::string()
+                          : "; pass --input " + a->name() + "=FILE.npy" +
+                                (data ? " or --data " + a->name() + "=FILE.npy" : "")));
     Tensor t = readNpy(it->second);
     if (t.type() != type)
       throw Error("input '" + a->name() + "' expects " + type.str() + ", " + it->second +
@@ -410,7 +437,8 @@ void runPef(const RunOptions& o) {
   }
   Executor exec(l, std::move(args), o.reference, o.threads, o.stats || o.measureSections);
   StepReporter report(root ? o.metrics : "", !o.resume.empty(), at.step, total, epochs,
-                      learningRateOf(l.pef), root && (data || ::isatty(2) == 1) && training);
+                      learningRateOf(l.pef), root && (data || ::isatty(2) == 1) && training,
+                      arrays ? &arrays->records : nullptr);
 
   std::vector<int64_t> order;
   int64_t orderEpoch = -1;
@@ -508,10 +536,10 @@ void runPef(const RunOptions& o) {
   if (o.measureSections && root)
     printSectionTimes(l, exec.times().secondsByStepIndex, stepsRun, opLimit);
   NamedTensors params, stateAfter;
-  if (!o.saveWeights.empty()) params = argumentsOfKind(exec, f, ArgKind::Param);
-  if (!o.saveState.empty()) stateAfter = argumentsOfKind(exec, f, ArgKind::OptState);
+  if (!o.saveWeights.empty() || arrays) params = argumentsOfKind(exec, f, ArgKind::Param);
+  if (!o.saveState.empty() || arrays) stateAfter = argumentsOfKind(exec, f, ArgKind::OptState);
   if (!root) return; // rank 0 writes the files
-  std::filesystem::create_directories(o.outputDir);
+  if (!arrays) std::filesystem::create_directories(o.outputDir);
   size_t k = 0;
   for (size_t i = 0; i < f.results().size(); ++i) {
     if (f.results()[i].tiedArg >= 0) continue;
@@ -521,6 +549,10 @@ void runPef(const RunOptions& o) {
     ++k;
     // An inference PEF repeats its forward pass on the same inputs: the outputs once.
     Tensor out = training && !data ? stack(steps) : steps.back();
+    if (arrays) {
+      arrays->outputs.emplace_back(f.results()[i].name, std::move(out));
+      continue;
+    }
     writeNpy(
         (std::filesystem::path(o.outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string(),
         out);
@@ -532,6 +564,10 @@ void runPef(const RunOptions& o) {
       std::filesystem::create_directories(folder);
   if (!o.saveWeights.empty()) writeNpz(o.saveWeights, params);
   if (!o.saveState.empty()) writeNpz(o.saveState, stateAfter);
+  if (arrays) {
+    arrays->params = std::move(params);
+    arrays->stateAfter = std::move(stateAfter);
+  }
 }
 
 } // namespace shardc

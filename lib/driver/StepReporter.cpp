@@ -33,9 +33,10 @@ std::string duration(double seconds) {
 } // namespace
 
 StepReporter::StepReporter(const std::string& metricsPath, bool append, int64_t firstStep,
-                           int64_t totalSteps, int64_t epochs, double learningRate, bool progress)
-    : metricsPath_(metricsPath), first_(firstStep), total_(totalSteps), epochs_(epochs),
-      lr_(learningRate), progress_(progress), terminal_(::isatty(2) == 1),
+                           int64_t totalSteps, int64_t epochs, double learningRate, bool progress,
+                           std::vector<std::string>* records)
+    : metricsPath_(metricsPath), records_(records), first_(firstStep), total_(totalSteps),
+      epochs_(epochs), lr_(learningRate), progress_(progress), terminal_(::isatty(2) == 1),
       start_(std::chrono::steady_clock::now()) {
   // About 20 plain lines per run when stderr is not a terminal.
   every_ = std::max<int64_t>(1, (total_ - first_) / 20);
@@ -53,17 +54,10 @@ void StepReporter::step(int64_t step, int64_t epoch, double loss, int64_t sample
   ++busySteps_;
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double rate = seconds > 0 ? static_cast<double>(samples) / seconds : 0;
-  if (metrics_) {
-    std::fprintf(metrics_,
-                 "{\"step\": %lld, \"epoch\": %lld, \"loss\": %s, \"lr\": %s, \"samples\": %lld, "
-                 "\"samples_per_s\": %s, \"step_s\": %s, \"wall_s\": %s}\n",
-                 static_cast<long long>(step), static_cast<long long>(epoch),
-                 jsonNumber(loss).c_str(), jsonNumber(lr_).c_str(), static_cast<long long>(samples),
-                 fmt("%.1f", rate).c_str(), fmt("%.6f", seconds).c_str(),
-                 fmt("%.3f", wall).c_str());
-    if (std::fflush(metrics_) != 0)
-      throw Error("--metrics " + metricsPath_ + ": write error: " + std::strerror(errno));
-  }
+  record("{\"step\": " + std::to_string(step) + ", \"epoch\": " + std::to_string(epoch) +
+         ", \"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr_) +
+         ", \"samples\": " + std::to_string(samples) + ", \"samples_per_s\": " + fmt("%.1f", rate) +
+         ", \"step_s\": " + fmt("%.6f", seconds) + ", \"wall_s\": " + fmt("%.3f", wall) + "}");
   if (!progress_) return;
   bool last = step == total_;
   if (!terminal_ && !last && (step - first_) % every_ != 0 && step != first_ + 1) return;
@@ -76,18 +70,20 @@ void StepReporter::step(int64_t step, int64_t epoch, double loss, int64_t sample
 }
 
 void StepReporter::evaluation(int64_t step, int64_t epoch, double loss, int64_t batches) {
-  if (metrics_) {
-    std::fprintf(metrics_,
-                 "{\"eval\": true, \"step\": %lld, \"epoch\": %lld, \"eval_loss\": %s, "
-                 "\"batches\": %lld}\n",
-                 static_cast<long long>(step), static_cast<long long>(epoch),
-                 jsonNumber(loss).c_str(), static_cast<long long>(batches));
-    std::fflush(metrics_);
-  }
+  record("{\"eval\": true, \"step\": " + std::to_string(step) +
+         ", \"epoch\": " + std::to_string(epoch) + ", \"eval_loss\": " + jsonNumber(loss) +
+         ", \"batches\": " + std::to_string(batches) + "}");
   if (progress_)
     line("eval after step " + std::to_string(step) + ": loss " + fmt("%.6g", loss) + " over " +
              std::to_string(batches) + " batches",
          true);
+}
+
+void StepReporter::record(const std::string& json) {
+  if (records_) records_->push_back(json);
+  if (!metrics_) return;
+  if (std::fprintf(metrics_, "%s\n", json.c_str()) < 0 || std::fflush(metrics_) != 0)
+    throw Error("--metrics " + metricsPath_ + ": write error: " + std::strerror(errno));
 }
 
 void StepReporter::finish() {

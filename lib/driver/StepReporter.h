@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace shardc {
 
@@ -14,9 +15,11 @@ class StepReporter {
 public:
   // `totalSteps`: the step the run ends at; `epochs`: 0 when the run is not over a dataset;
   // `progress`: whether to show the progress line at all; `append`: add to an existing
-  // metrics file (a resumed run) rather than replace it.
+  // metrics file (a resumed run) rather than replace it; `records`: where each record also
+  // goes, as its JSON text (the Python module's metrics), or null.
   StepReporter(const std::string& metricsPath, bool append, int64_t firstStep, int64_t totalSteps,
-               int64_t epochs, double learningRate, bool progress);
+               int64_t epochs, double learningRate, bool progress,
+               std::vector<std::string>* records = nullptr);
   ~StepReporter();
   StepReporter(const StepReporter&) = delete;
   StepReporter& operator=(const StepReporter&) = delete;
@@ -29,8 +32,10 @@ public:
 
 private:
   void line(const std::string& text, bool final);
+  void record(const std::string& json);
   std::FILE* metrics_ = nullptr;
   std::string metricsPath_;
+  std::vector<std::string>* records_;
   int64_t first_, total_, epochs_;
   double lr_;
   bool progress_, terminal_;

@@ -41,55 +41,75 @@ MappedNpy::~MappedNpy() {
 
 Dataset::Dataset(const std::vector<std::string>& specs, const std::vector<DataInput>& inputs,
                  const std::string& option) {
-  std::string known;
-  for (const DataInput& in : inputs)
-    known += (known.empty() ? "" : ", ") + in.name;
-  std::set<std::string> seen;
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       throw Error(option + " '" + spec + "' must be NAME=FILE.npy");
     std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
-    const DataInput* in = nullptr;
-    for (const DataInput& candidate : inputs)
-      if (candidate.name == name) in = &candidate;
-    if (!in)
-      throw Error(option + " '" + name + "': the PEF has no such input (its inputs: " + known +
-                  ")");
-    if (!seen.insert(name).second) throw Error(option + " '" + name + "' is given twice");
-    if (in->type.rank() == 0)
-      throw Error(option + " '" + name + "': the input is a scalar (" + in->type.str() +
-                  "), it has no batch dimension to read samples along");
-    auto array = std::make_unique<MappedNpy>(file);
-    const TensorType& t = array->type();
-    Shape sample(in->type.shape.begin() + 1, in->type.shape.end());
-    bool fits = t.dtype == in->type.dtype && t.rank() == in->type.rank() &&
-                Shape(t.shape.begin() + 1, t.shape.end()) == sample;
-    if (!fits) {
-      std::string per = TensorType{in->type.dtype, sample}.str();
-      throw Error(file + " holds " + t.str() + "; input '" + name + "' (" + in->type.str() +
-                  ", a batch of " + std::to_string(in->type.shape[0]) + ") needs samples of " +
-                  per + " along a leading axis, i.e. " + per.substr(0, per.find('[') + 1) + "N" +
-                  (sample.empty() ? "" : ",") + per.substr(per.find('[') + 1));
-    }
-    int64_t n = t.shape[0];
-    if (!arrays_.empty() && n != samples_)
-      throw Error(file + " holds " + std::to_string(n) + " samples, " + arrays_[0].second->path() +
-                  " holds " + std::to_string(samples_) + ": every " + option +
-                  " array needs the same number");
-    samples_ = n;
-    batch_ = in->type.shape[0];
-    if (t.dtype == DType::I1) checkNpyBools(array->data(), static_cast<size_t>(t.bytes()), file);
-    // Labels outside the classes would silently add nothing to the loss.
-    if (int64_t bound = in->indexBound; bound > 0) {
-      checkLabels(array->data(), t.dtype, t.numel(), bound, file);
-    }
-    types_[name] = in->type;
-    arrays_.emplace_back(name, std::move(array));
+    // The input is checked before its file is opened: a wrong name is the likelier mistake.
+    add(name, SampleArray{file, {}, nullptr, nullptr}, inputs, option);
   }
   if (!arrays_.empty() && samples_ < batch_)
-    throw Error(arrays_[0].second->path() + " holds " + std::to_string(samples_) +
+    throw Error(arrays_[0].second.source + " holds " + std::to_string(samples_) +
                 " samples, fewer than one batch of " + std::to_string(batch_));
+}
+
+Dataset::Dataset(std::vector<std::pair<std::string, SampleArray>> arrays,
+                 const std::vector<DataInput>& inputs, const std::string& option) {
+  for (auto& [name, array] : arrays)
+    add(name, std::move(array), inputs, option);
+  if (!arrays_.empty() && samples_ < batch_)
+    throw Error(arrays_[0].second.source + " holds " + std::to_string(samples_) +
+                " samples, fewer than one batch of " + std::to_string(batch_));
+}
+
+// `array` without data: its source is a .npy file to map.
+void Dataset::add(const std::string& name, SampleArray array, const std::vector<DataInput>& inputs,
+                  const std::string& option) {
+  std::string known;
+  for (const DataInput& in : inputs)
+    known += (known.empty() ? "" : ", ") + in.name;
+  const DataInput* in = nullptr;
+  for (const DataInput& candidate : inputs)
+    if (candidate.name == name) in = &candidate;
+  if (!in)
+    throw Error(option + " '" + name + "': the PEF has no such input (its inputs: " + known + ")");
+  for (const auto& [seen, a] : arrays_)
+    if (seen == name) throw Error(option + " '" + name + "' is given twice");
+  if (in->type.rank() == 0)
+    throw Error(option + " '" + name + "': the input is a scalar (" + in->type.str() +
+                "), it has no batch dimension to read samples along");
+  if (!array.data) {
+    auto mapped = std::make_shared<MappedNpy>(array.source);
+    array.type = mapped->type();
+    array.data = mapped->data();
+    array.owner = std::move(mapped);
+  }
+  const std::string& file = array.source;
+  const TensorType& t = array.type;
+  Shape sample(in->type.shape.begin() + 1, in->type.shape.end());
+  bool fits = t.dtype == in->type.dtype && t.rank() == in->type.rank() &&
+              Shape(t.shape.begin() + 1, t.shape.end()) == sample;
+  if (!fits) {
+    std::string per = TensorType{in->type.dtype, sample}.str();
+    throw Error(file + " holds " + t.str() + "; input '" + name + "' (" + in->type.str() +
+                ", a batch of " + std::to_string(in->type.shape[0]) + ") needs samples of " + per +
+                " along a leading axis, i.e. " + per.substr(0, per.find('[') + 1) + "N" +
+                (sample.empty() ? "" : ",") + per.substr(per.find('[') + 1));
+  }
+  int64_t n = t.shape[0];
+  if (!arrays_.empty() && n != samples_)
+    throw Error(file + " holds " + std::to_string(n) + " samples, " + arrays_[0].second.source +
+                " holds " + std::to_string(samples_) + ": every " + option +
+                " array needs the same number");
+  samples_ = n;
+  batch_ = in->type.shape[0];
+  if (t.dtype == DType::I1) checkNpyBools(array.data, static_cast<size_t>(t.bytes()), file);
+  // Labels outside the classes would silently add nothing to the loss.
+  if (int64_t bound = in->indexBound; bound > 0)
+    checkLabels(array.data, t.dtype, t.numel(), bound, file);
+  types_[name] = in->type;
+  arrays_.emplace_back(name, std::move(array));
 }
 
 Dataset::~Dataset() = default;
@@ -110,8 +130,7 @@ std::map<std::string, Tensor> Dataset::batch(const std::vector<int64_t>& order,
     for (int64_t k = 0; k < batch_; ++k)
       if (row)
         std::memcpy(t.data() + static_cast<size_t>(k) * row,
-                    a->data() + static_cast<size_t>(order[static_cast<size_t>(first + k)]) * row,
-                    row);
+                    a.data + static_cast<size_t>(order[static_cast<size_t>(first + k)]) * row, row);
     out.emplace(name, std::move(t));
   }
   return out;
@@ -121,9 +140,9 @@ uint64_t Dataset::digest() const {
   uint64_t d = 0;
   for (const auto& [name, a] : arrays_) {
     d = digestBytes(name.data(), name.size(), d);
-    std::string type = a->type().str();
+    std::string type = a.type.str();
     d = digestBytes(type.data(), type.size(), d);
-    d = digestBytes(a->data(), static_cast<size_t>(a->type().bytes()), d);
+    d = digestBytes(a.data, static_cast<size_t>(a.type.bytes()), d);
   }
   return d;
 }

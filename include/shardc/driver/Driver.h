@@ -112,8 +112,11 @@ struct RunOptions {
 // The most devices `run` simulates as threads of one process (more need mpirun).
 inline constexpr int64_t kMaxThreadDevices = 256;
 
-// Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy.
-void runPef(const RunOptions& options);
+struct RunArrays;
+// Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy; with `arrays`
+// (RunArrays.h), takes its inputs, data and weights from memory and hands its results back
+// there instead of writing them.
+void runPef(const RunOptions& options, RunArrays* arrays = nullptr);
 
 // Human-readable or JSON description of a PEF; `sections`: the text lists every section (the
 // JSON always has them).

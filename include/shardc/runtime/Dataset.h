@@ -38,14 +38,26 @@ struct DataInput {
   int64_t indexBound = 0;
 };
 
-// NAME=FILE.npy arrays, one per model input, read as batches of the inputs' leading
-// dimension. Every array must hold the same number of samples, each of the input's dtype and
-// per-sample shape; class labels must lie in their bound. All is checked when constructed,
-// before any step runs. `option` names the flag in errors (--data, --eval-data).
+// Samples of one input along the leading axis: the array's type, its bytes, what keeps them
+// alive (a mapped file, or the caller's array), and what errors call it (a file's path).
+struct SampleArray {
+  std::string source;
+  TensorType type;
+  const uint8_t* data = nullptr;
+  std::shared_ptr<const void> owner;
+};
+
+// NAME=FILE.npy arrays (or arrays in memory), one per model input, read as batches of the
+// inputs' leading dimension. Every array must hold the same number of samples, each of the input's
+// dtype and per-sample shape; class labels must lie in their bound. All is checked when
+// constructed, before any step runs. `option` names the flag in errors (--data, --eval-data).
 class Dataset {
 public:
   Dataset(const std::vector<std::string>& specs, const std::vector<DataInput>& inputs,
           const std::string& option);
+  // The same from arrays in memory (the Python module's), each fed to the input it names.
+  Dataset(std::vector<std::pair<std::string, SampleArray>> arrays,
+          const std::vector<DataInput>& inputs, const std::string& option);
   ~Dataset();
   int64_t samples() const { return samples_; }
   int64_t batchSize() const { return batch_; }
@@ -58,7 +70,9 @@ public:
   uint64_t digest() const;
 
 private:
-  std::vector<std::pair<std::string, std::unique_ptr<MappedNpy>>> arrays_;
+  void add(const std::string& name, SampleArray array, const std::vector<DataInput>& inputs,
+           const std::string& option);
+  std::vector<std::pair<std::string, SampleArray>> arrays_;
   std::map<std::string, TensorType> types_;
   int64_t samples_ = 0, batch_ = 0;
 };

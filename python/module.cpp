@@ -1,0 +1,201 @@
+// shardc._shardc: the library under the `shardc` Python package (python/shardc/). Commands
+// take the command line's arguments, parsed by the command line's own parser, so that Python
+// and the shell accept the same flags; arrays cross as numpy arrays.
+#include "shardc/Version.h"
+#include "shardc/driver/CommandLine.h"
+#include "shardc/driver/Driver.h"
+#include "shardc/driver/RunArrays.h"
+#include "shardc/support/Error.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <new>
+
+namespace py = pybind11;
+using namespace shardc;
+
+namespace {
+
+py::dtype numpyDType(DType t) {
+  switch (t) {
+  case DType::F32: return py::dtype::of<float>();
+  case DType::F64: return py::dtype::of<double>();
+  case DType::F16: return py::dtype("float16");
+  case DType::BF16: return py::dtype::of<uint16_t>(); // numpy has no bfloat16: the raw bits
+  case DType::I64: return py::dtype::of<int64_t>();
+  case DType::I32: return py::dtype::of<int32_t>();
+  case DType::I1: return py::dtype::of<bool>();
+  }
+  throw Error("internal error: unknown dtype");
+}
+
+// The shardc type of a numpy array; `what` names it in errors.
+TensorType typeOf(const py::array& a, const std::string& what) {
+  static const std::pair<const char*, DType> kinds[] = {
+      {"float32", DType::F32}, {"float64", DType::F64}, {"float16", DType::F16},
+      {"int64", DType::I64},   {"int32", DType::I32},   {"bool", DType::I1}};
+  std::string name = py::str(a.dtype()).cast<std::string>();
+  for (const auto& [numpyName, t] : kinds)
+    if (name == numpyName) {
+      Shape shape(a.shape(), a.shape() + a.ndim());
+      return TensorType{t, shape};
+    }
+  throw Error(what + ": numpy dtype " + name +
+              " is not one shardc runs (float32, float64, float16, int64, int32, bool)");
+}
+
+// A C-contiguous view of `o` (a copy only when it is not one already).
+py::array contiguous(const py::handle& o) {
+  return py::array::ensure(o, py::array::c_style);
+}
+
+Tensor toTensor(const py::handle& o, const std::string& what) {
+  py::array a = contiguous(o);
+  if (!a) throw Error(what + ": not an array");
+  Tensor t(typeOf(a, what));
+  if (t.byteSize()) std::memcpy(t.data(), a.data(), t.byteSize());
+  return t;
+}
+
+// The tensor's bytes become the array's, without a copy.
+py::array toArray(Tensor t) {
+  auto* owned = new Tensor(std::move(t));
+  py::capsule free(owned, [](void* p) { delete static_cast<Tensor*>(p); });
+  std::vector<py::ssize_t> shape(owned->shape().begin(), owned->shape().end());
+  return py::array(numpyDType(owned->dtype()), shape, owned->data(), free);
+}
+
+py::dict toDict(NamedTensors tensors) {
+  py::dict out;
+  for (auto& [name, t] : tensors)
+    out[py::str(name)] = toArray(std::move(t));
+  return out;
+}
+
+NamedTensors namedTensors(const py::dict& d, const std::string& what) {
+  NamedTensors out;
+  for (auto [k, v] : d) {
+    std::string name = py::str(k);
+    out.emplace_back(name, toTensor(v, what + " '" + name + "'"));
+  }
+  return out;
+}
+
+// Samples read in place: the array stays alive (its reference dropped under the GIL) while
+// the run reads it.
+std::vector<std::pair<std::string, SampleArray>> sampleArrays(const py::dict& d,
+                                                              const std::string& what) {
+  std::vector<std::pair<std::string, SampleArray>> out;
+  for (auto [k, v] : d) {
+    std::string name = py::str(k);
+    py::array a = contiguous(v);
+    if (!a) throw Error(what + " '" + name + "': not an array");
+    auto* keep = new py::object(a);
+    std::shared_ptr<const void> owner(keep, [](const void* p) {
+      py::gil_scoped_acquire gil;
+      delete static_cast<const py::object*>(p);
+    });
+    out.emplace_back(name, SampleArray{what + " '" + name + "'", typeOf(a, what + " '" + name + "'"),
+                                       static_cast<const uint8_t*>(a.data()), owner});
+  }
+  return out;
+}
+
+py::dict compileCommand(const std::vector<std::string>& args) {
+  CompileOptions o = parseCompileCommand(args);
+  CompileResult r;
+  {
+    py::gil_scoped_release release;
+    r = compileModel(o);
+  }
+  py::dict out;
+  out["pef"] = r.pefPath;
+  out["log"] = r.logPath;
+  out["estimate"] = r.estimate;
+  return out;
+}
+
+py::dict runCommand(const std::vector<std::string>& args, const py::dict& inputs,
+                    const py::dict& data, const py::dict& evalData, const py::object& weights,
+                    const py::object& state) {
+  RunOptions o = parseRunCommand(args);
+  RunArrays arrays;
+  for (auto [k, v] : inputs) {
+    std::string name = py::str(k);
+    arrays.inputs.emplace(name, toTensor(v, "input '" + name + "'"));
+  }
+  arrays.data = sampleArrays(data, "data");
+  arrays.evalData = sampleArrays(evalData, "eval data");
+  if (!weights.is_none()) arrays.weights = namedTensors(weights.cast<py::dict>(), "weights");
+  if (!state.is_none()) arrays.state = namedTensors(state.cast<py::dict>(), "state");
+  {
+    py::gil_scoped_release release;
+    runPef(o, &arrays);
+    std::fflush(stdout);
+  }
+  py::dict out;
+  out["outputs"] = toDict(std::move(arrays.outputs));
+  out["params"] = toDict(std::move(arrays.params));
+  out["state"] = toDict(std::move(arrays.stateAfter));
+  out["records"] = arrays.records;
+  return out;
+}
+
+int mainCommand(const std::vector<std::string>& argv) {
+  std::vector<char*> ptrs;
+  for (const std::string& a : argv)
+    ptrs.push_back(const_cast<char*>(a.c_str()));
+  ptrs.push_back(nullptr);
+  py::gil_scoped_release release;
+  int status = commandLineMain(static_cast<int>(argv.size()), ptrs.data());
+  std::fflush(stdout);
+  return status;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_shardc, m) {
+  m.doc() = "shardc's library: compile, run, inspect (used through the shardc package)";
+  m.attr("__version__") = kShardcVersion;
+  static py::exception<Error> error(m, "Error");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      error(e.what());
+    } catch (const std::filesystem::filesystem_error& e) {
+      error(e.what());
+    } catch (const std::bad_alloc&) {
+      error("out of memory");
+    } catch (const py::error_already_set&) {
+      throw; // Python's own exceptions, and pybind11's, pass through
+    } catch (const py::builtin_exception&) {
+      throw;
+    } catch (const std::exception& e) {
+      error((std::string("internal error: ") + e.what()).c_str());
+    }
+  });
+  m.def("compile", &compileCommand, py::arg("args"),
+        "Compiles as `shardc compile ARGS...` (ARGS from `compile` on); returns {pef, log, "
+        "estimate}.");
+  m.def("run", &runCommand, py::arg("args"), py::arg("inputs"), py::arg("data"),
+        py::arg("eval_data"), py::arg("weights"), py::arg("state"),
+        "Runs as `shardc run ARGS...` with arrays in place of files; returns {outputs, params, "
+        "state, records}.");
+  m.def(
+      "inspect",
+      [](const std::string& path, bool json, bool sections) {
+        return inspectPef(path, json, sections);
+      },
+      py::arg("path"), py::arg("json") = true, py::arg("sections") = false,
+      "`shardc inspect PATH [--json] [--sections]`'s text.");
+  m.def("program", &pefProgram, py::arg("path"), "The PEF's program as text IR.");
+  m.def("main", &mainCommand, py::arg("argv"),
+        "`shardc` itself: argv[0] the program, then a command and its flags; returns the exit "
+        "status.");
+}
