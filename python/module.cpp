@@ -5,6 +5,8 @@
 #include "shardc/driver/CommandLine.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/driver/RunArrays.h"
+#include "shardc/ir/IR.h"
+#include "shardc/pef/Pef.h"
 #include "shardc/support/Error.h"
 
 #include <pybind11/numpy.h>
@@ -23,13 +25,20 @@ namespace {
 
 py::dtype numpyDType(DType t) {
   switch (t) {
-  case DType::F32: return py::dtype::of<float>();
-  case DType::F64: return py::dtype::of<double>();
-  case DType::F16: return py::dtype("float16");
-  case DType::BF16: return py::dtype::of<uint16_t>(); // numpy has no bfloat16: the raw bits
-  case DType::I64: return py::dtype::of<int64_t>();
-  case DType::I32: return py::dtype::of<int32_t>();
-  case DType::I1: return py::dtype::of<bool>();
+  case DType::F32:
+    return py::dtype::of<float>();
+  case DType::F64:
+    return py::dtype::of<double>();
+  case DType::F16:
+    return py::dtype("float16");
+  case DType::BF16:
+    return py::dtype::of<uint16_t>(); // numpy has no bfloat16: the raw bits
+  case DType::I64:
+    return py::dtype::of<int64_t>();
+  case DType::I32:
+    return py::dtype::of<int32_t>();
+  case DType::I1:
+    return py::dtype::of<bool>();
   }
   throw Error("internal error: unknown dtype");
 }
@@ -100,8 +109,9 @@ std::vector<std::pair<std::string, SampleArray>> sampleArrays(const py::dict& d,
       py::gil_scoped_acquire gil;
       delete static_cast<const py::object*>(p);
     });
-    out.emplace_back(name, SampleArray{what + " '" + name + "'", typeOf(a, what + " '" + name + "'"),
-                                       static_cast<const uint8_t*>(a.data()), owner});
+    out.emplace_back(name,
+                     SampleArray{what + " '" + name + "'", typeOf(a, what + " '" + name + "'"),
+                                 static_cast<const uint8_t*>(a.data()), owner});
   }
   return out;
 }
@@ -143,6 +153,20 @@ py::dict runCommand(const std::vector<std::string>& args, const py::dict& inputs
   out["params"] = toDict(std::move(arrays.params));
   out["state"] = toDict(std::move(arrays.stateAfter));
   out["records"] = arrays.records;
+  return out;
+}
+
+// The PEF's parameters and opt_state as compiled.
+py::dict weightsOf(const std::string& path) {
+  LoadedPef l = loadPef(path);
+  NamedTensors params, state;
+  for (auto& [name, t] : l.pef.weights) {
+    const Value* a = l.entry->findArgument(name);
+    (a && a->argKind() == ArgKind::Param ? params : state).emplace_back(name, std::move(t));
+  }
+  py::dict out;
+  out["params"] = toDict(std::move(params));
+  out["state"] = toDict(std::move(state));
   return out;
 }
 
@@ -194,6 +218,8 @@ PYBIND11_MODULE(_shardc, m) {
       },
       py::arg("path"), py::arg("json") = true, py::arg("sections") = false,
       "`shardc inspect PATH [--json] [--sections]`'s text.");
+  m.def("weights", &weightsOf, py::arg("path"),
+        "{params, state}: the PEF's parameters and opt_state as compiled.");
   m.def("program", &pefProgram, py::arg("path"), "The PEF's program as text IR.");
   m.def("main", &mainCommand, py::arg("argv"),
         "`shardc` itself: argv[0] the program, then a command and its flags; returns the exit "
