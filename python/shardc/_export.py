@@ -24,9 +24,10 @@ def input_names_of(module, n):
 
 
 def export(module, example_inputs, path, training, input_names=None, output_names=None):
-    """Writes `module` to `path` as ONNX; returns (input names, output names).
+    """Writes `module` to `path` as ONNX, its inputs' batch axis symbolic (compile it with
+    -b); returns (input names, output names, the example's batch or None).
 
-    Training exports keep every parameter under its module name and untied: training mode
+    Exports keep every parameter under its module name and untied. Training: training mode
     (BatchNorm with batch statistics, Dropout on) and no constant folding (an eval-mode,
     folded export merges equal initializers, such as every untrained LayerNorm's ones, and
     renames transposed weights). The export traces a copy, so the module's BatchNorm
@@ -46,11 +47,19 @@ def export(module, example_inputs, path, training, input_names=None, output_name
                 out = twin.eval()(*args)
             n = len(out) if isinstance(out, (tuple, list)) else 1
             output_names = ["output"] if n == 1 else [f"output{i}" for i in range(n)]
-        mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
+        # PRESERVE in eval mode rather than EVAL: EVAL folds each BatchNorm into the conv
+        # before it under a new name, and the weights would no longer be the module's.
+        mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.PRESERVE
         twin.train(training)
+        # The batch axis left free, so that batch_size (-b) and data parallelism rebind it.
+        batch = {n: {0: "batch"} for n, a in zip(names, args) if a.dim() > 0}
         torch.onnx.export(twin, args, path, training=mode, do_constant_folding=False,
-                          input_names=names, output_names=list(output_names))
-    return names, list(output_names)
+                          input_names=names, output_names=list(output_names),
+                          dynamic_axes=batch)
+    if training:
+        _restore_buffers(module, path)
+    dims = [a.shape[0] for a in args if a.dim() > 0]
+    return names, list(output_names), dims[0] if dims else None
 
 
 def frozen_names(module, path):
@@ -72,3 +81,20 @@ def frozen_names(module, path):
             if np.issubdtype(a.dtype, np.floating) and np.isfinite(a).all():
                 names.append(init.name)
     return names
+
+
+def _restore_buffers(module, path):
+    """Tracing in training mode ran the copy's forward once, moving its BatchNorm statistics
+    before the exporter read them: the file gets the module's own back."""
+    import onnx
+    from onnx import numpy_helper
+
+    buffers = {n: b.detach().cpu().numpy() for n, b in module.named_buffers()}
+    model = onnx.load(path)
+    changed = False
+    for init in model.graph.initializer:
+        if init.name in buffers:
+            init.CopyFrom(numpy_helper.from_array(buffers[init.name], init.name))
+            changed = True
+    if changed:
+        onnx.save(model, path)

@@ -61,8 +61,13 @@ def compile(model, example_inputs=None, *, inference=False, batch_size=None, opt
         else:
             module = model
             path = os.path.join(tmp, "model.onnx")
-            _export.export(module, example_inputs, path, not inference, input_names,
-                           output_names)
+            # An eval-mode export still merges equal initializers (fresh BatchNorms' ones):
+            # each gets its own copy back, under its module name.
+            flags["untie_initializers"] = True
+            _, _, batch = _export.export(module, example_inputs, path, not inference,
+                                         input_names, output_names)
+            if flags["batch_size"] is None:
+                flags["batch_size"] = batch
             if not inference:
                 frozen = _export.frozen_names(module, path)
                 if frozen:
@@ -104,8 +109,9 @@ class Pef:
         self._params = None     # None: the PEF's own
         self._state = None
         self._steps = 0         # training steps run so far
-        self._module_state = None
+        self._module_state, self._module_params = None, []
         if module is not None:
+            self._module_params = [k for k, _ in module.named_parameters()]
             self._module_state = OrderedDict(
                 (k, v.detach().clone()) for k, v in module.state_dict().items())
         if path is not None:
@@ -274,16 +280,13 @@ class Pef:
     def _check_mapping(self):
         """The module's parameters the PEF does not hold under their names (unused in forward,
         or renamed by the exporter); warns about them."""
-        if self._module_state is None:
-            return []
         held = {p["name"] for p in self._info["parameters"]}
-        missing = [k for k in self._module_state if k not in held
-                   and not k.endswith("num_batches_tracked")]
+        missing = [k for k in self._module_params if k not in held]
         if missing:
             import warnings
             warnings.warn("shardc: the PEF holds no value for " + ", ".join(missing) +
-                          " (unused by forward, constants in the program, or renamed by the "
-                          "exporter): state_dict() returns them as the module had them",
+                          " (unused by forward, or renamed by the exporter): state_dict() "
+                          "returns them as the module had them",
                           stacklevel=3)
         return missing
 
