@@ -34,6 +34,8 @@ PACKAGES=(
   # benchmarks: PyTorch takes its BLAS from libblas.so.3; without OpenBLAS (above) it gets
   # the reference BLAS, some 40x slower (bench/ prints which one it found)
   python3-torchvision
+  # the Python module (python/): pybind11 over the library, tested with pytest
+  pybind11-dev python3-dev python3-pytest
   # libFuzzer targets (scripts/fuzz.sh): clang with its fuzzer runtime and OpenMP
   clang-14 libclang-rt-14-dev libomp-14-dev
   # style
@@ -57,4 +59,12 @@ if ((BUILD)); then
   [[ $SANITIZE == ON ]] && dir=build-asan
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_SANITIZE="$SANITIZE"
   cmake --build "$dir"
+  if [[ $SANITIZE == OFF ]]; then
+    # `import shardc` in /usr/bin/python3 finds build/python through a .pth file in the
+    # user's site-packages (or set PYTHONPATH=build/python instead).
+    site=$(/usr/bin/python3 -m site --user-site)
+    mkdir -p "$site"
+    echo "$PWD/build/python" >"$site/shardc.pth"
+    echo "setup.sh: /usr/bin/python3 imports shardc from $PWD/build/python ($site/shardc.pth)"
+  fi
 fi

@@ -18,6 +18,11 @@ config.substitutions.append(("%shardc ", os.path.join(config.shardc_tools_dir, "
 config.substitutions.append(("%shardc-opt", os.path.join(config.shardc_tools_dir, "shardc-opt")))
 config.substitutions.append(("%python", config.python_executable))
 
+# The sanitized build (ASan + UBSan, several times slower) skips the largest zoo models; one
+# model per family still runs under it, and all of them in the release build.
+if getattr(config, "shardc_sanitize", "OFF").upper() in ("ON", "TRUE", "1"):
+    config.available_features.add("sanitize")
+
 # MPI tests (REQUIRES: mpi) need mpirun; as root it refuses to start without the first flag.
 mpirun = shutil.which("mpirun")
 if mpirun:
