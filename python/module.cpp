@@ -7,6 +7,7 @@
 #include "shardc/driver/RunArrays.h"
 #include "shardc/ir/IR.h"
 #include "shardc/pef/Pef.h"
+#include "shardc/runtime/MpiCollectives.h"
 #include "shardc/support/Error.h"
 
 #include <pybind11/numpy.h>
@@ -47,7 +48,8 @@ py::dtype numpyDType(DType t) {
 TensorType typeOf(const py::array& a, const std::string& what) {
   static const std::pair<const char*, DType> kinds[] = {
       {"float32", DType::F32}, {"float64", DType::F64}, {"float16", DType::F16},
-      {"int64", DType::I64},   {"int32", DType::I32},   {"bool", DType::I1}};
+      {"int64", DType::I64},   {"int32", DType::I32},   {"bool", DType::I1},
+      {"uint16", DType::BF16}}; // numpy has no bfloat16: its bits, as they come out
   std::string name = py::str(a.dtype()).cast<std::string>();
   for (const auto& [numpyName, t] : kinds)
     if (name == numpyName) {
@@ -55,7 +57,8 @@ TensorType typeOf(const py::array& a, const std::string& what) {
       return TensorType{t, shape};
     }
   throw Error(what + ": numpy dtype " + name +
-              " is not one shardc runs (float32, float64, float16, int64, int32, bool)");
+              " is not one shardc runs (float32, float64, float16, int64, int32, bool; uint16 for "
+              "bfloat16's bits)");
 }
 
 // A C-contiguous view of `o` (a copy only when it is not one already).
@@ -132,9 +135,13 @@ py::dict compileCommand(const std::vector<std::string>& args) {
 
 py::dict runCommand(const std::vector<std::string>& args, const py::dict& inputs,
                     const py::dict& data, const py::dict& evalData, const py::object& weights,
-                    const py::object& state) {
+                    const py::object& state, int64_t stepsBefore) {
+  if (mpi::launchedByMpi())
+    throw Error("under mpirun, run a PEF from an app script's run command (shardc.app.main) or "
+                "with `shardc run`: Pef.run and Pef.train run thread devices in one process");
   RunOptions o = parseRunCommand(args);
   RunArrays arrays;
+  arrays.stepsBefore = stepsBefore;
   for (auto [k, v] : inputs) {
     std::string name = py::str(k);
     arrays.inputs.emplace(name, toTensor(v, "input '" + name + "'"));
@@ -187,7 +194,7 @@ PYBIND11_MODULE(_shardc, m) {
   m.doc() = "shardc's library: compile, run, inspect (used through the shardc package)";
   m.attr("__version__") = kShardcVersion;
   static py::exception<Error> error(m, "Error");
-  py::register_exception_translator([](std::exception_ptr p) {
+  py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
@@ -208,7 +215,7 @@ PYBIND11_MODULE(_shardc, m) {
         "Compiles as `shardc compile ARGS...` (ARGS from `compile` on); returns {pef, log, "
         "estimate}.");
   m.def("run", &runCommand, py::arg("args"), py::arg("inputs"), py::arg("data"),
-        py::arg("eval_data"), py::arg("weights"), py::arg("state"),
+        py::arg("eval_data"), py::arg("weights"), py::arg("state"), py::arg("steps_before") = 0,
         "Runs as `shardc run ARGS...` with arrays in place of files; returns {outputs, params, "
         "state, records}.");
   m.def(

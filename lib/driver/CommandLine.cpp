@@ -443,6 +443,10 @@ std::unique_ptr<Commands> parseCommand(const std::vector<std::string>& args,
   if (args.empty() || args[0] != command) throw Error("expected the " + command + " command");
   try {
     cmds->app.parse(normalizeArgs(args));
+  } catch (const CLI::CallForVersion&) {
+    throw Error("--version is the command line's; from Python, see shardc.__version__");
+  } catch (const CLI::Success&) { // --help
+    throw Error("--help is the command line's; from Python, see help() of the function");
   } catch (const CLI::ParseError& e) {
     throw Error(e.what());
   }

@@ -265,6 +265,15 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   if (!o.metrics.empty()) checkWritable(o.metrics, "--metrics", false);
   if (!o.checkpointDir.empty()) checkWritable(o.checkpointDir, "--checkpoint-dir", true);
   std::map<std::string, std::string> files = parseInputs(o, l.pef);
+  if (arrays)
+    for (const auto& [name, t] : arrays->inputs)
+      if (std::none_of(l.pef.inputs.begin(), l.pef.inputs.end(),
+                       [&](const auto& in) { return in.name == name; })) {
+        std::string names;
+        for (const auto& in : l.pef.inputs)
+          names += (names.empty() ? "" : ", ") + in.name;
+        throw Error("input '" + name + "': the PEF has no such input (its inputs: " + names + ")");
+      }
   const Function& f = *l.entry;
 
   std::vector<DataInput> dataInputs;
@@ -283,7 +292,10 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
     evalData = arrays && !arrays->evalData.empty()
                    ? std::make_unique<Dataset>(std::move(arrays->evalData), dataInputs, "eval data")
                    : std::make_unique<Dataset>(o.evalData, dataInputs, "--eval-data");
-    if (evalData->names() != data->names())
+    std::vector<std::string> fedByEval = evalData->names(), fedByData = data->names();
+    std::sort(fedByEval.begin(), fedByEval.end());
+    std::sort(fedByData.begin(), fedByData.end());
+    if (fedByEval != fedByData)
       throw Error("--eval-data must feed the inputs --data feeds, no more and no fewer");
   }
 
@@ -436,8 +448,10 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
                        text(o.checkpointDir) + static_cast<uint64_t>(o.checkpointEvery)}});
   }
   Executor exec(l, std::move(args), o.reference, o.threads, o.stats || o.measureSections);
-  StepReporter report(root ? o.metrics : "", !o.resume.empty(), at.step, total, epochs,
-                      learningRateOf(l.pef), root && (data || ::isatty(2) == 1) && training,
+  int64_t before = arrays ? arrays->stepsBefore : 0; // steps shown after earlier runs
+  StepReporter report(root ? o.metrics : "", !o.resume.empty() || before > 0, before + at.step,
+                      before + total, epochs, learningRateOf(l.pef),
+                      root && (data || ::isatty(2) == 1) && training,
                       arrays ? &arrays->records : nullptr);
 
   std::vector<int64_t> order;
@@ -455,7 +469,8 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
       std::vector<Tensor> outs = exec.step(1, evalLimit); // the loss
       if (root) sum += outs[0].getDouble(0);
     }
-    report.evaluation(step, at.epoch, sum / static_cast<double>(evalData->batchesPerEpoch()),
+    report.evaluation(before + step, at.epoch,
+                      sum / static_cast<double>(evalData->batchesPerEpoch()),
                       evalData->batchesPerEpoch());
   };
   auto checkpoint = [&]() {
@@ -463,6 +478,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
     NamedTensors st = argumentsOfKind(exec, f, ArgKind::OptState);
     if (!root) return;
     RunProgress p = at;
+    p.step += before;
     p.shuffle = o.shuffle;
     p.dataSeed = o.dataSeed;
     p.batch = batch;
@@ -497,7 +513,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
     ++at.step;
     at.position += batch;
     if (training && root && opLimit < 0)
-      report.step(at.step, epochOfStep, outs[0].getDouble(0), stepSamples, sec);
+      report.step(before + at.step, epochOfStep, outs[0].getDouble(0), stepSamples, sec);
     if (last || (training && !data)) perStep.push_back(std::move(outs));
     bool epochEnd = data && at.position + batch > data->samples();
     if (evalData && (o.evalEvery ? at.step % o.evalEvery == 0 : epochEnd || at.step == total))

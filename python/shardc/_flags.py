@@ -11,7 +11,9 @@ def to_flags(options):
     --data-parallel -ws N, a mesh dict is AXIS=N,..."""
     flags = []
     for name, value in options.items():
-        if value is None or value is False:
+        if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+            value = value.item()  # numpy and torch scalars
+        if value is None or value is False or (isinstance(value, (list, tuple)) and not value):
             continue
         if name == "opt_level":
             if value not in (0, 1, 3):

@@ -31,7 +31,7 @@ def main(build_model, example_inputs, argv=None, input_names=None, output_names=
     if not args or args[0] != "compile" or any(a in ("-h", "--help") for a in args):
         if args[:1] == ["compile"]:
             print(f"{prog} compile: the model is the script's; the flags are shardc compile's "
-                  "(its MODEL argument is given by the script)\n")
+                  "(its MODEL argument is given by the script)\n", flush=True)
         sys.exit(_shardc.main([prog] + args))
     module = build_model() if callable(build_model) and not _is_module(build_model) else build_model
     inputs = example_inputs() if callable(example_inputs) else example_inputs
@@ -39,7 +39,7 @@ def main(build_model, example_inputs, argv=None, input_names=None, output_names=
     with tempfile.TemporaryDirectory(prefix="shardc-app-") as tmp:
         path = os.path.join(tmp, "model.onnx")
         _, _, batch = _export.export(module, inputs, path, training, input_names, output_names)
-        given = any(a in ("-b", "--batch-size") or a.startswith("--batch-size=") for a in args)
+        given = any(a == "--batch-size" or a.startswith(("-b", "--batch-size=")) for a in args)
         if batch is not None and not given:
             args = args + ["-b", str(batch)]
         frozen = _export.frozen_names(module, path) if training else []

@@ -87,7 +87,10 @@ def _numpy(x, what):
     try:
         import torch
         if isinstance(x, torch.Tensor):
-            return x.detach().cpu().numpy()
+            x = x.detach().cpu()
+            if x.dtype == torch.bfloat16:  # numpy has none: its bits, as shardc takes them
+                return x.view(torch.int16).numpy().view(np.uint16)
+            return x.numpy()
     except ImportError:
         pass
     if isinstance(x, np.ndarray):
@@ -108,7 +111,8 @@ class Pef:
         self.log = log          # the compile log
         self._params = None     # None: the PEF's own
         self._state = None
-        self._steps = 0         # training steps run so far
+        self._steps = 0         # training steps run so far (step numbers go on from here)
+        self._since_load = 0    # of them, since the module's (or load_state_dict's) weights
         self._module_state, self._module_params = None, []
         if module is not None:
             self._module_params = [k for k, _ in module.named_parameters()]
@@ -141,19 +145,22 @@ class Pef:
 
     @property
     def input_names(self):
+        """The PEF's inputs in order (what `run` takes positionally)."""
         self._need_file()
         return [i["name"] for i in self._info["inputs"]]
 
     @property
     def output_names(self):
+        """The PEF's outputs in order (the keys of `run`'s result)."""
         self._need_file()
         return [o["name"] for o in self._info["outputs"]]
 
     def plan(self):
-        """Every argument's sharding over the mesh ({name: text}; empty on one device)."""
+        """Every argument's sharding over the mesh, {name: text} as `shardc inspect` prints
+        it (`[{data}, {}]`: dimension 0 split over the axis `data`); empty on one device."""
         self._need_file()
-        return {a["name"]: a["sharding"] for a in self._info["inputs"] + self._info["parameters"]
-                if "sharding" in a}
+        args = self._info.get("partition", {}).get("arguments", [])
+        return {a["name"]: a["sharding"] for a in args}
 
     def _inputs(self, inputs, what):
         if inputs is None:
@@ -170,12 +177,21 @@ class Pef:
                                 f"inputs ({', '.join(names)})")
         return {n: _numpy(v, f"{what} '{n}'") for n, v in zip(names, inputs)}
 
-    def _run(self, args, inputs=None, data=None, eval_data=None):
+    def _run(self, args, inputs=None, data=None, eval_data=None, steps=0):
+        """Runs; a training run that took `steps` steps moves the weights and the count."""
         self._need_file()
+        resumed = "--resume" in args
         r = _shardc.run(["run", "--pef", self.path] + args, inputs or {}, data or {},
-                        eval_data or {}, self._params, self._state)
+                        eval_data or {}, self._params, self._state,
+                        0 if resumed else self._steps)
         if self._info["mode"] == "training":
             self._params, self._state = r["params"], r["state"]
+            if resumed:
+                done = [rec["step"] for rec in map(json.loads, r["records"]) if "eval" not in rec]
+                self._steps = self._since_load = done[-1] if done else self._steps
+            else:
+                self._steps += steps
+                self._since_load += steps
         return r
 
     def run(self, inputs, *, steps=None, **options):
@@ -188,9 +204,9 @@ class Pef:
         options: other `shardc run` flags (threads=2, replicas=4, seed=1, reference=True,
         sections="forward", ...).
         """
-        r = self._run(to_flags(dict(options, steps=steps)), self._inputs(inputs, "input"))
-        if self._info["mode"] == "training" and options.get("sections") is None:
-            self._steps += steps or 1
+        forward = options.get("sections") is not None
+        r = self._run(to_flags(dict(options, steps=steps)), self._inputs(inputs, "input"),
+                      steps=0 if forward else steps or 1)
         return dict(r["outputs"])
 
     def train(self, data, *, epochs=None, steps=None, batch_size=None, eval_data=None,
@@ -218,12 +234,14 @@ class Pef:
         args = to_flags(dict(options, epochs=epochs, steps=steps, eval_every=eval_every,
                              shuffle=shuffle, data_seed=data_seed, checkpoint_dir=checkpoint_dir,
                              checkpoint_every=checkpoint_every, metrics=metrics))
-        r = self._run(args, data=self._inputs(data, "data"),
-                      eval_data=self._inputs(eval_data, "eval data"))
+        data = self._inputs(data, "data")
+        eval_data = self._inputs(eval_data, "eval data")
+        before = self._steps
+        r = self._run(args, data=data, eval_data=eval_data, steps=0)
         records = [json.loads(line) for line in r["records"]]
-        for rec in records:
-            rec["step"] += self._steps
-        self._steps += sum(1 for rec in records if not rec.get("eval"))
+        if "--resume" not in args:
+            ran = sum(1 for rec in records if not rec.get("eval"))
+            self._steps, self._since_load = before + ran, self._since_load + ran
         return records
 
     def _weights(self):
@@ -250,9 +268,10 @@ class Pef:
         for key, initial in self._module_state.items():
             held = params.get(key, state.get(key))
             if held is not None:
-                out[key] = torch.from_numpy(held)
+                out[key] = (torch.from_numpy(held.view(np.int16)).view(torch.bfloat16)
+                            if held.dtype == np.uint16 else torch.from_numpy(held))
             elif key.endswith("num_batches_tracked"):
-                out[key] = initial + self._steps
+                out[key] = initial + self._since_load
             else:
                 out[key] = initial.clone()
         return out
@@ -276,6 +295,16 @@ class Pef:
 
         self._params = {k: take(k, v) for k, v in params.items()}
         self._state = {k: take(k, v) if k in state_dict else v for k, v in state.items()}
+        # What the PEF does not hold (buffers it folded, num_batches_tracked) comes from here
+        # too from now on.
+        if self._module_state is not None:
+            import torch
+            for k in self._module_state:
+                if k in state_dict and k not in params and k not in state:
+                    v = state_dict[k]
+                    self._module_state[k] = (v.detach().clone() if isinstance(v, torch.Tensor)
+                                             else torch.from_numpy(np.array(v)))
+            self._since_load = 0
 
     def _check_mapping(self):
         """The module's parameters the PEF does not hold under their names (unused in forward,

@@ -2,6 +2,7 @@
 app scripts, errors. Run by ctest (`python`) with PYTHONPATH set to build/python."""
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -135,10 +136,31 @@ def test_batchnorm_trains_over_data_with_its_statistics(tmp_path):
     got = pef.state_dict()
     for k, v in reference.state_dict().items():
         np.testing.assert_allclose(got[k].numpy(), v.numpy(), rtol=1e-4, atol=1e-5, err_msg=k)
-    # A second call goes on from there, counting steps on.
-    assert pef.train((xs, ys), steps=1)[0]["step"] == 7
+    # A second call goes on from there, counting steps on, in the metrics file too; the
+    # eval data's inputs may come in any order.
+    more = pef.train((xs, ys), steps=1, metrics=str(metrics),
+                     eval_data={"labels": ys[:4], "input": xs[:4]})
+    assert [r["step"] for r in more] == [7, 7]
+    assert [json.loads(line)["step"] for line in metrics.read_text().splitlines()][-2:] == [7, 7]
+    assert pef.state_dict()["1.num_batches_tracked"] == 7
     with pytest.raises(shardc.Error, match="compiled for batches of 4"):
         pef.train((xs, ys), batch_size=6)
+
+
+def test_data_parallel_matches_one_device(tmp_path):
+    torch.manual_seed(5)
+    module = GPT()
+    idx, targets = gpt_batch(6)
+    one = shardc.compile(module, (idx,), loss="cross-entropy", output_folder=str(tmp_path),
+                         pef_name="one")
+    dp = shardc.compile(module, (idx[:2],), loss="cross-entropy", data_parallel=2,
+                        output_folder=str(tmp_path), pef_name="dp")
+    assert one.plan() == {}
+    plan = dp.plan()
+    assert plan["idx"].startswith("[{data}") and plan["wte.weight"] == "[{}, {}]", plan
+    a = one.run({"idx": idx, "labels": targets}, steps=2)["loss"]
+    b = dp.run({"idx": idx, "labels": targets}, steps=2)["loss"]
+    np.testing.assert_allclose(b, a, rtol=1e-5)
 
 
 APP = """
@@ -187,4 +209,8 @@ def test_errors_are_shardc_errors(tmp_path):
         pef.run({"idx": idx.float()})
     with pytest.raises(shardc.Error, match="train runs a training PEF"):
         pef.train({"idx": idx})
+    with pytest.raises(shardc.Error, match="'idz': the PEF has no such input"):
+        pef.run({"idx": idx, "idz": idx})
+    with pytest.raises(shardc.Error, match="not expected: 1 --no-such"):
+        pef.run({"idx": idx}, no_such=1)
     assert issubclass(shardc.Error, Exception)

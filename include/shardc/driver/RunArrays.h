@@ -17,6 +17,9 @@ struct RunArrays {
   std::vector<std::pair<std::string, SampleArray>> data, evalData; // --data, --eval-data
   std::optional<NamedTensors> weights;                             // every parameter (--weights)
   std::optional<NamedTensors> state; // every opt_state entry, as a previous run left them
+  // Steps previous runs of these weights took: step numbers (progress, metrics records,
+  // checkpoints) go on from there, and the metrics file is appended to.
+  int64_t stepsBefore = 0;
   // Out, in place of files: the outputs run writes (by output name), every parameter and
   // opt_state entry after the run, and the --metrics records (one JSON object each).
   NamedTensors outputs, params, stateAfter;
