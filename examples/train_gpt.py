@@ -1,8 +1,7 @@
-"""A small GPT trained by shardc from Python, on the text of this script; the trained weights
+"""A small GPT trained by shardc from Python on windows of this script's text; the trained weights
 go back into the PyTorch module. Run: /usr/bin/python3 examples/train_gpt.py"""
 import torch
 import torch.nn as nn
-
 import shardc
 
 
@@ -12,16 +11,15 @@ class TinyGPT(nn.Module):
         self.tok, self.pos = nn.Embedding(vocab, dim), nn.Embedding(seq, dim)
         layer = nn.TransformerEncoderLayer(dim, 4, 4 * dim, dropout=0.0, batch_first=True)
         self.blocks, self.head = nn.TransformerEncoder(layer, layers), nn.Linear(dim, vocab)
-        self.register_buffer("causal", torch.triu(torch.full((seq, seq), -1e9), 1))
 
     def forward(self, idx):  # idx [batch, seq] -> logits [batch, seq, vocab]
         x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
-        return self.head(self.blocks(x, mask=self.causal))
+        causal = nn.Transformer.generate_square_subsequent_mask(idx.shape[1])
+        return self.head(self.blocks(x, mask=causal))
 
 
 torch.manual_seed(0)
-text = torch.tensor(list(open(__file__, "rb").read())) % 128
-windows = text.unfold(0, 33, 7)  # samples: 33 characters each, the next one to predict
+windows = (torch.tensor(list(open(__file__, "rb").read())) % 128).unfold(0, 33, 7)
 model = TinyGPT()
 pef = shardc.compile(model, (windows[:16, :32],), loss="cross-entropy", lr=3e-3,
                      pef_name="tiny_gpt")  # out/tiny_gpt/tiny_gpt.pef
