@@ -35,6 +35,17 @@
 namespace shardc {
 namespace {
 
+// Refuses an input name the PEF does not have; `what` says where it was given.
+void checkKnownInput(const Pef& pef, const std::string& name, const std::string& what) {
+  if (std::any_of(pef.inputs.begin(), pef.inputs.end(),
+                  [&](const auto& in) { return in.name == name; }))
+    return;
+  std::string names;
+  for (const auto& in : pef.inputs)
+    names += (names.empty() ? "" : ", ") + in.name;
+  throw Error(what + ": the PEF has no such input (its inputs: " + names + ")");
+}
+
 std::map<std::string, std::string> parseInputs(const RunOptions& o, const Pef& pef) {
   std::map<std::string, std::string> files;
   for (const std::string& spec : o.inputs) {
@@ -42,15 +53,7 @@ std::map<std::string, std::string> parseInputs(const RunOptions& o, const Pef& p
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       throw Error("--input '" + spec + "' must be NAME=FILE.npy");
     std::string name = spec.substr(0, eq);
-    bool known = false;
-    for (const auto& in : pef.inputs)
-      known |= in.name == name;
-    if (!known) {
-      std::string names;
-      for (const auto& in : pef.inputs)
-        names += (names.empty() ? "" : ", ") + in.name;
-      throw Error("--input '" + name + "': the PEF has no such input (its inputs: " + names + ")");
-    }
+    checkKnownInput(pef, name, "--input '" + name + "'");
     if (!files.emplace(name, spec.substr(eq + 1)).second)
       throw Error("--input '" + name + "' is given twice");
   }
@@ -267,13 +270,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   std::map<std::string, std::string> files = parseInputs(o, l.pef);
   if (arrays)
     for (const auto& [name, t] : arrays->inputs)
-      if (std::none_of(l.pef.inputs.begin(), l.pef.inputs.end(),
-                       [&](const auto& in) { return in.name == name; })) {
-        std::string names;
-        for (const auto& in : l.pef.inputs)
-          names += (names.empty() ? "" : ", ") + in.name;
-        throw Error("input '" + name + "': the PEF has no such input (its inputs: " + names + ")");
-      }
+      checkKnownInput(l.pef, name, "input '" + name + "'");
   const Function& f = *l.entry;
 
   std::vector<DataInput> dataInputs;

@@ -49,15 +49,17 @@ Dataset::Dataset(const std::vector<std::string>& specs, const std::vector<DataIn
     // The input is checked before its file is opened: a wrong name is the likelier mistake.
     add(name, SampleArray{file, {}, nullptr, nullptr}, inputs, option);
   }
-  if (!arrays_.empty() && samples_ < batch_)
-    throw Error(arrays_[0].second.source + " holds " + std::to_string(samples_) +
-                " samples, fewer than one batch of " + std::to_string(batch_));
+  checkOneBatch();
 }
 
 Dataset::Dataset(std::vector<std::pair<std::string, SampleArray>> arrays,
                  const std::vector<DataInput>& inputs, const std::string& option) {
   for (auto& [name, array] : arrays)
     add(name, std::move(array), inputs, option);
+  checkOneBatch();
+}
+
+void Dataset::checkOneBatch() const {
   if (!arrays_.empty() && samples_ < batch_)
     throw Error(arrays_[0].second.source + " holds " + std::to_string(samples_) +
                 " samples, fewer than one batch of " + std::to_string(batch_));

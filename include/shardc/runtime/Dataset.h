@@ -72,6 +72,7 @@ public:
 private:
   void add(const std::string& name, SampleArray array, const std::vector<DataInput>& inputs,
            const std::string& option);
+  void checkOneBatch() const; // refuses fewer samples than one batch
   std::vector<std::pair<std::string, SampleArray>> arrays_;
   std::map<std::string, TensorType> types_;
   int64_t samples_ = 0, batch_ = 0;
