@@ -40,6 +40,8 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev libomp-14-dev
   # style
   clang-format
+  # shardc report's test renders the page in headless Chromium
+  chromium
 )
 
 missing=()

@@ -136,7 +136,8 @@ struct Commands {
   std::string inspectPath;
   bool json = false, listSections = false, program = false;
   CalibrateOptions cal;
-  CLI::App *compile, *run, *inspect, *calibrateCmd;
+  ReportOptions rep;
+  CLI::App *compile, *run, *inspect, *calibrateCmd, *reportCmd;
 
   // `debugHelp`: --help lists the support options too.
   explicit Commands(bool debugHelp) {
@@ -324,6 +325,9 @@ struct Commands {
     run->add_flag("--stats", ro.stats,
                   "print the median step time, the peak bytes one device held and the time per "
                   "kernel");
+    run->add_option("--stats-json", ro.statsJson,
+                    "write the measured figures as JSON (step times, peak bytes, seconds per "
+                    "kernel, op kind and section) for shardc report --stats");
     run->add_flag("--reference", ro.reference,
                   "run the program through the reference interpreter (double precision, op by op) "
                   "instead of its compiled plan");
@@ -358,6 +362,16 @@ struct Commands {
         ->excludes("--json")
         ->excludes("--sections");
 
+    reportCmd = app.add_subcommand(
+        "report", "write a PEF's plan (and a run's figures) as one self-contained HTML page");
+    reportCmd->add_option("pef", rep.pef, "the PEF file")->required();
+    reportCmd->add_option("-o,--output", rep.output, "the page to write (default: FILE.html)");
+    reportCmd->add_option("--metrics", rep.metrics,
+                          "a run's --metrics file: loss and throughput curves over steps");
+    reportCmd->add_option("--stats", rep.stats,
+                          "a run's --stats-json file: measured against estimated, per op kind "
+                          "and section");
+
     calibrateCmd = app.add_subcommand(
         "calibrate", "measure what shardc's runtime reaches here and write a target file");
     calibrateCmd->add_option("--output", cal.output,
@@ -374,13 +388,13 @@ int commandLineMain(int argc, char** argv) {
   bool debugHelp = std::any_of(argv + 1, argv + argc,
                                [](const char* a) { return std::string_view(a) == "--debug"; });
   Commands cmds(debugHelp);
-  auto& [app, co, sectionFlags, ro, inspectPath, json, listSections, program, cal, compile, run,
-         inspect, calibrateCmd] = cmds;
+  auto& [app, co, sectionFlags, ro, inspectPath, json, listSections, program, cal, rep, compile,
+         run, inspect, calibrateCmd, reportCmd] = cmds;
   std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "compile" && first != "run" &&
-      first != "inspect" && first != "calibrate") {
+      first != "inspect" && first != "report" && first != "calibrate") {
     std::cerr << "shardc: error: unknown command '" << first
-              << "' (commands: compile, run, inspect, calibrate)\n";
+              << "' (commands: compile, run, inspect, report, calibrate)\n";
     return 1;
   }
   try {
@@ -416,6 +430,10 @@ int commandLineMain(int argc, char** argv) {
     } else if (inspect->parsed()) {
       std::cout << (program ? pefProgram(inspectPath)
                             : inspectPef(inspectPath, json, listSections));
+    } else if (reportCmd->parsed()) {
+      rejectEmptyValues(reportCmd);
+      std::string page = reportPef(rep);
+      std::cout << "wrote " << page << "\n";
     } else if (calibrateCmd->parsed()) {
       std::cout << calibrate(cal);
     }

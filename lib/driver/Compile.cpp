@@ -578,6 +578,7 @@ CompileResult compileWith(CompileOptions& o, const Target& target, const OutputP
     for (const TensorSharding& s : part.program.resultShardings)
       prog.resultShardings.push_back(s.str());
     pef.programs.push_back(std::move(prog));
+    pef.searchJson = std::move(part.searchJson);
     std::map<std::string, int> collectives;
     for (const auto& op : local.ops())
       if (op->def().communicates) ++collectives[op->name()];

@@ -6,6 +6,7 @@
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/JsonDepth.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,7 @@ struct PartitionInfo {
   struct Arg {
     std::string name, kind, sharding;
     TensorType whole, local;
+    TensorSharding layout;
   };
   struct Collective {
     std::string kind, axes, value;
@@ -47,7 +49,7 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
   for (size_t i = 0; i < f.numArguments(); ++i) {
     const Value* a = f.argument(i);
     info.args.push_back({a->name(), std::string(argKindName(a->argKind())), l.argShardings[i].str(),
-                         whole.at(a->name()), a->type()});
+                         whole.at(a->name()), a->type(), l.argShardings[i]});
     int64_t& total = a->argKind() == ArgKind::Param      ? info.paramBytes
                      : a->argKind() == ArgKind::OptState ? info.stateBytes
                                                          : info.inputBytes;
@@ -96,28 +98,16 @@ std::string printable(const std::string& s) {
   return out;
 }
 
-// The deepest nesting of brackets and braces in JSON text (outside strings).
-size_t jsonDepth(const std::string& text) {
-  size_t depth = 0, deepest = 0;
-  bool inString = false, escaped = false;
-  for (char c : text) {
-    if (inString) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    if (c == '"') inString = true;
-    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    if ((c == ']' || c == '}') && depth > 0) --depth;
-  }
-  return deepest;
-}
-
 std::string inspectText(const std::string& path, bool json, bool sections);
+
+// JSON text a PEF holds (`what`), parsed. Shallow by construction (CostJson.h); a deep one is a
+// forged file, and parsing it would recurse without bound.
+nlohmann::json embeddedJson(const std::string& text, const std::string& path, const char* what) {
+  if (jsonDepth(text) > 32) throw Error(path + ": " + what + " nests too deep");
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error(path + ": " + what + " is not valid JSON");
+  return j;
+}
 
 } // namespace
 
@@ -170,6 +160,7 @@ std::string inspectText(const std::string& path, bool json, bool listSections) {
     j["shardc_version"] = p.shardcVersion;
     j["format_version"] = kPefFormatVersion;
     j["created_utc"] = p.createdUtc;
+    j["checksum"] = checksumText(p.checksum);
     j["mode"] = p.mode;
     j["arch"] = p.arch;
     j["compile_args"] = p.compileArgs;
@@ -238,14 +229,9 @@ std::string inspectText(const std::string& path, bool json, bool listSections) {
                                     {"arena_bytes", b.plan.arenaBytes},
                                     {"sections", bs}});
     }
-    if (!p.costJson.empty()) {
-      // Shallow by construction (costReportJson); a deep one is a forged file, and parsing
-      // it would recurse without bound.
-      if (jsonDepth(p.costJson) > 32) throw Error(path + ": the cost estimate nests too deep");
-      nlohmann::json cost = nlohmann::json::parse(p.costJson, nullptr, false);
-      if (cost.is_discarded()) throw Error(path + ": the cost estimate is not valid JSON");
-      j["cost"] = cost;
-    }
+    if (!p.costJson.empty()) j["cost"] = embeddedJson(p.costJson, path, "the cost estimate");
+    if (!p.searchJson.empty())
+      j["search"] = embeddedJson(p.searchJson, path, "the auto-partition search");
     if (l.partitioned()) {
       PartitionInfo info = partitionInfo(l);
       nlohmann::json pj;
@@ -255,6 +241,9 @@ std::string inspectText(const std::string& path, bool json, bool listSections) {
         pj["arguments"].push_back({{"name", a.name},
                                    {"kind", a.kind},
                                    {"sharding", a.sharding},
+                                   {"dims", a.layout.dims},
+                                   {"chunks", a.layout.chunks},
+                                   {"partial", a.layout.partial},
                                    {"shape", a.whole.shape},
                                    {"local_shape", a.local.shape},
                                    {"local_bytes", a.local.bytes()}});

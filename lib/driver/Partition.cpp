@@ -1,5 +1,7 @@
 #include "Partition.h"
 
+#include "CostJson.h"
+
 #include "shardc/cost/CostModel.h"
 #include "shardc/ir/IR.h"
 #include "shardc/search/Search.h"
@@ -156,6 +158,7 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
     SearchResult r = searchPartition(f, p.plan, *model, search);
     for (const std::string& line : r.reportLines())
       log(line);
+    p.searchJson = searchResultJson(r);
     p.plan = std::move(r.plan);
   }
   if (o.dataParallel || o.tensorParallel == "batch") {

@@ -20,6 +20,7 @@ class Function;
 struct Partitioned {
   ShardingPlan plan;
   SpmdProgram program;
+  std::string searchJson; // --auto-partition: searchResultJson
 };
 
 // What the flags say before the model is read: the mesh and the strategy file, checked, so

@@ -1,5 +1,6 @@
 #include "Executor.h"
 #include "Replicas.h"
+#include "RunStats.h"
 #include "StepReporter.h"
 
 #include "shardc/cost/Target.h"
@@ -76,61 +77,6 @@ std::string fileNameFor(std::string name) {
   for (char& ch : name)
     if (ch == '/' || ch == '\\') ch = '_';
   return name == "." || name == ".." ? "_" + name : name;
-}
-
-// --measure-sections: each section's kernel seconds per step beside the section model's
-// estimate on the PEF's target.
-void printSectionTimes(const LoadedPef& l, const std::vector<double>& byStep, int64_t steps,
-                       int64_t opLimit) {
-  const PefProgram& prog = l.pef.programs[0];
-  std::vector<int64_t> sectionOf =
-      sectionOfOps(prog.sections, static_cast<int64_t>(l.entry->ops().size()));
-  std::vector<double> measured(prog.sections.size(), 0);
-  for (size_t s = 0; s < byStep.size() && s < prog.plan.steps.size(); ++s)
-    measured[static_cast<size_t>(sectionOf[static_cast<size_t>(prog.plan.steps[s].ops.back())])] +=
-        byStep[s] / static_cast<double>(steps);
-  std::vector<double> estimated;
-  std::string target = l.pef.arch;
-  try {
-    Target t = loadTarget(target);
-    estimated = estimateSections(*l.entry, t, prog.sections);
-    // A call's estimate is its body's sections', a scan's `length` times theirs.
-    std::vector<const Op*> ops;
-    for (const auto& op : l.entry->ops())
-      ops.push_back(op.get());
-    for (size_t k = 0; k < prog.sections.size(); ++k) {
-      if (prog.sections[k].body < 0) continue;
-      const PefBody& b = prog.bodies[static_cast<size_t>(prog.sections[k].body)];
-      const Op& call = *ops.at(static_cast<size_t>(prog.sections[k].firstOp));
-      auto runs = static_cast<double>(runsOf(call));
-      estimated[k] = 0;
-      for (double e : estimateSections(*l.module->findFunction(b.function), t, b.sections))
-        estimated[k] += runs * e;
-    }
-  } catch (const Error&) {
-    target += " (not a built-in target: no estimate)";
-  }
-  std::printf("sections: kernel seconds per step, measured, and the section model's estimate on "
-              "%s\n",
-              target.c_str());
-  double totalMeasured = 0, totalEstimated = 0;
-  for (size_t k = 0; k < prog.sections.size(); ++k) {
-    const Section& s = prog.sections[k];
-    if (opLimit >= 0 && s.firstOp >= opLimit) break;
-    totalMeasured += measured[k];
-    std::printf("  #%zu %s ops %lld..%lld%s%s: measured %.6f", k,
-                std::string(phaseName(s.phase)).c_str(), static_cast<long long>(s.firstOp),
-                static_cast<long long>(s.firstOp + s.numOps - 1), s.rule.empty() ? "" : " rule ",
-                s.rule.c_str(), measured[k]);
-    if (!estimated.empty()) {
-      totalEstimated += estimated[k];
-      std::printf(", estimated %.6f", estimated[k]);
-    }
-    std::printf("\n");
-  }
-  std::printf("sections total: measured %.6f", totalMeasured);
-  if (!estimated.empty()) std::printf(", estimated %.6f", totalEstimated);
-  std::printf("\n");
 }
 
 // Under mpirun every rank reads its own files: a rank given another PEF, input, data,
@@ -266,6 +212,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   if (!o.saveWeights.empty()) checkWritable(o.saveWeights, "--save-weights", false);
   if (!o.saveState.empty()) checkWritable(o.saveState, "--save-state", false);
   if (!o.metrics.empty()) checkWritable(o.metrics, "--metrics", false);
+  if (!o.statsJson.empty()) checkWritable(o.statsJson, "--stats-json", false);
   if (!o.checkpointDir.empty()) checkWritable(o.checkpointDir, "--checkpoint-dir", true);
   std::map<std::string, std::string> files = parseInputs(o, l.pef);
   if (arrays)
@@ -444,7 +391,8 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
                       {"--checkpoint-dir and --checkpoint-every",
                        text(o.checkpointDir) + static_cast<uint64_t>(o.checkpointEvery)}});
   }
-  Executor exec(l, std::move(args), o.reference, o.threads, o.stats || o.measureSections);
+  Executor exec(l, std::move(args), o.reference, o.threads,
+                o.stats || o.measureSections || !o.statsJson.empty());
   int64_t before = arrays ? arrays->stepsBefore : 0; // steps shown after earlier runs
   StepReporter report(root ? o.metrics : "", !o.resume.empty() || before > 0, before + at.step,
                       before + total, epochs, learningRateOf(l.pef),
@@ -547,7 +495,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
                   steps[i].second.c_str());
   }
   if (o.measureSections && root)
-    printSectionTimes(l, exec.times().secondsByStepIndex, stepsRun, opLimit);
+    printSectionTimes(l, sectionTimes(l, exec.times().secondsByStepIndex, stepsRun), opLimit);
   NamedTensors params, stateAfter;
   if (!o.saveWeights.empty() || arrays) params = argumentsOfKind(exec, f, ArgKind::Param);
   if (!o.saveState.empty() || arrays) stateAfter = argumentsOfKind(exec, f, ArgKind::OptState);
@@ -571,12 +519,18 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
         out);
   }
   // Their folders are made as the output folder is (checkWritable said they can be).
-  for (const std::string* file : {&o.saveWeights, &o.saveState})
+  for (const std::string* file : {&o.saveWeights, &o.saveState, &o.statsJson})
     if (std::filesystem::path folder = std::filesystem::path(*file).parent_path();
         !file->empty() && !folder.empty())
       std::filesystem::create_directories(folder);
   if (!o.saveWeights.empty()) writeNpz(o.saveWeights, params);
   if (!o.saveState.empty()) writeNpz(o.saveState, stateAfter);
+  if (!o.statsJson.empty())
+    writeFileAtomic(o.statsJson,
+                    runStatsJson(l, o.pef,
+                                 {seconds, exec.peakBytes(),
+                                  l.partitioned() ? l.mesh.numDevices() : 1, o.reference, opLimit},
+                                 exec.times()));
   if (arrays) {
     arrays->params = std::move(params);
     arrays->stateAfter = std::move(stateAfter);

@@ -4,6 +4,7 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
+#include <cstdio>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <climits>
@@ -210,6 +211,7 @@ pef::Package toPackage(const Pef& in) {
   }
   p.set_cost_text(in.costText);
   p.set_cost_json(in.costJson);
+  p.set_search_json(in.searchJson);
   p.set_optimization_level(in.optimizationLevel);
   p.set_optimization_rules(in.optimizationRules);
   for (double f : in.scalingFactors)
@@ -358,6 +360,7 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
   }
   out.costText = p.cost_text();
   out.costJson = p.cost_json();
+  out.searchJson = p.search_json();
   out.optimizationLevel = p.optimization_level();
   out.optimizationRules = p.optimization_rules();
   out.scalingFactors.assign(p.scaling_factors().begin(), p.scaling_factors().end());
@@ -396,6 +399,12 @@ int64_t writePef(const std::string& path, const Pef& pef) {
 
 Pef readPef(const std::string& path) {
   return parsePef(readFile(path), path);
+}
+
+std::string checksumText(uint64_t checksum) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(checksum));
+  return buf;
 }
 
 } // namespace shardc

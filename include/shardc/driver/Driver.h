@@ -101,6 +101,7 @@ struct RunOptions {
   std::string saveWeights;              // .npz of the parameters after the run
   std::string saveState;          // .npz of the opt_state after the run (optimizer, model state)
   bool stats = false;             // print step times and the peak bytes each device held
+  std::string statsJson;          // --stats-json FILE: the measured figures (RunStats.h)
   bool reference = false;         // run through the reference interpreter instead of the plan
   std::string sections;           // "forward": only a training PEF's forward sections (evaluation)
   bool measureSections = false;   // time every section beside the cost model's estimate
@@ -123,6 +124,15 @@ void runPef(const RunOptions& options, RunArrays* arrays = nullptr);
 std::string inspectPef(const std::string& path, bool json, bool sections = false);
 // The program a PEF runs (per device when partitioned), as text IR.
 std::string pefProgram(const std::string& path);
+
+struct ReportOptions {
+  std::string pef;
+  std::string output;  // default: the PEF's path with .html
+  std::string metrics; // a run's --metrics file (JSON lines)
+  std::string stats;   // a run's --stats-json file
+};
+// Writes the HTML page of `shardc report` atomically; returns its path.
+std::string reportPef(const ReportOptions& options);
 
 struct CalibrateOptions {
   std::string output; // target file to write; empty: the target goes to stdout with the summary

@@ -68,6 +68,7 @@ struct Pef {
   std::vector<PefProgram> programs;
   std::vector<std::pair<std::string, Tensor>> weights;
   std::string costText, costJson;     // the cost model's estimate; empty in older PEFs
+  std::string searchJson;             // --auto-partition's search (searchResultJson); else empty
   std::string optimizationLevel;      // o0, o1, o3 ("" in older PEFs)
   std::string optimizationRules;      // -o1: the rules file, "default" or "nlp"
   std::vector<double> scalingFactors; // per phase: forward, backward, grad-reduce, optimizer
@@ -84,6 +85,8 @@ Pef parsePef(const std::string& bytes, const std::string& path);
 // assembled in memory first; returns the file's bytes.
 int64_t writePef(const std::string& path, const Pef& pef);
 Pef readPef(const std::string& path);
+// A checksum as 16 hex digits, as inspect --json and run --stats-json name their PEF.
+std::string checksumText(uint64_t checksum);
 
 // A PEF's program ready to run: parsed and verified IR, weights checked against the
 // entry function's parameters (names, types: a partitioned program's local pieces against the

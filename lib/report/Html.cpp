@@ -1,0 +1,66 @@
+#include "Html.h"
+
+#include "shardc/cost/CostModel.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace shardc::report {
+
+std::string esc(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&#39;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  if (!std::isfinite(s)) return "n/a";
+  double a = std::fabs(s);
+  if (a >= 1 || a == 0)
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
+  else if (a >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  return buf;
+}
+
+std::string bytes(double b) {
+  return formatBytes(b);
+}
+
+std::string num(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::string px(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", std::isfinite(v) ? v : 0.0);
+  return buf;
+}
+
+} // namespace shardc::report

@@ -1,0 +1,19 @@
+// Small helpers for writing the report's HTML and SVG by hand: escaping and number formats.
+#pragma once
+
+#include <string>
+
+namespace shardc::report {
+
+// Text for HTML element content and attribute values: & < > " ' escaped.
+std::string esc(const std::string& text);
+// "1.23 ms", "4.5 s", "12 us".
+std::string seconds(double s);
+// "1.5 GiB" (shardc's formatBytes).
+std::string bytes(double b);
+// A number with `digits` significant digits ("0.0123", "1.23e+06").
+std::string num(double v, int digits = 4);
+// A coordinate for SVG: one decimal, no exponent.
+std::string px(double v);
+
+} // namespace shardc::report
