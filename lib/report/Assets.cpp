@@ -26,7 +26,7 @@ summary code{font-size:13px}.members{font:12px monospace;color:#555;word-break:b
 text.ax0,text.ax1,text.ax2,text.ax3,text.ax4,text.ax5{stroke:none}
 .box{fill:#fafafa;stroke:#333;stroke-width:1.2}.layer{fill:#f0f0f0;stroke:#999}.layer.split{stroke-width:2}
 .mine{fill:#4e79a7;fill-opacity:.25}
-line.cut{stroke:#333;stroke-width:1.4}line.cut.chunk{stroke:#000;stroke-dasharray:3 2;stroke-width:2}
+line.cut{stroke-width:2}line.cut.chunk{stroke:#000;stroke-dasharray:3 2}
 text.dim.split{font-weight:600}
 .curve polyline{fill:none;stroke-width:1.6}.axes line{stroke:#888}
 .loss{stroke:#4e79a7;fill:#4e79a7}.eval-loss{stroke:#e15759;fill:#e15759}.throughput{stroke:#59a14f;fill:#59a14f}

@@ -127,7 +127,7 @@ std::string row(const std::vector<std::string>& cells) {
   std::string out = "<tr>";
   for (const std::string& c : cells)
     out += c;
-  return out + "</tr>";
+  return out + "</tr>\n";
 }
 std::string td(const std::string& text) {
   return "<td>" + esc(text) + "</td>";
@@ -185,7 +185,7 @@ std::string summary(const ReportInputs& in, const json& p, const json& stats) {
                               std::to_string(static_cast<int64_t>(number(stats, "steps"))) +
                               " steps; peak " + bytes(number(stats, "peak_bytes_per_device")) +
                               " per device");
-  return out + "</table></section>";
+  return out + "</table></section>\n";
 }
 
 std::vector<AxisSize> meshOf(const json& p) {
@@ -197,7 +197,7 @@ std::vector<AxisSize> meshOf(const json& p) {
 
 std::string meshSection(const std::vector<AxisSize>& mesh) {
   std::string out = "<section id=\"mesh\"><h2>Mesh</h2>";
-  if (mesh.empty()) return out + "<p>One device: the program is not partitioned.</p></section>";
+  if (mesh.empty()) return out + "<p>One device: the program is not partitioned.</p></section>\n";
   out += "<p class=\"legend-row\">Axes:";
   int64_t n = 1;
   for (size_t i = 0; i < mesh.size(); ++i) {
@@ -205,14 +205,14 @@ std::string meshSection(const std::vector<AxisSize>& mesh) {
            std::to_string(mesh[i].size);
     n *= mesh[i].size;
   }
-  return out + " — " + std::to_string(n) + " devices</p>" + meshGrid(mesh) + "</section>";
+  return out + " — " + std::to_string(n) + " devices</p>" + meshGrid(mesh) + "</section>\n";
 }
 
 std::string shardingsSection(const json& p, const std::vector<AxisSize>& mesh) {
   std::string out = "<section id=\"shardings\"><h2>Shardings</h2>";
   const json& part = member(p, "partition");
   if (!part.is_object())
-    return out + "<p>Not partitioned: every argument is whole on one device.</p></section>";
+    return out + "<p>Not partitioned: every argument is whole on one device.</p></section>\n";
   std::vector<ArgView> args;
   for (const json& a : member(part, "arguments")) {
     ArgView v{string(a, "name"),
@@ -259,18 +259,18 @@ std::string shardingsSection(const json& p, const std::vector<AxisSize>& mesh) {
               esc(first.sharding) + "</code> → " + esc(shapeText(first.local)) + ", " +
               esc(bytes(static_cast<double>(total))) + " per device</summary>" +
               shardingDrawing(first, mesh) + "<p class=\"members\">" + esc(names) +
-              "</p></details>";
+              "</p></details>\n";
     }
     if (count) out += "<h3>" + title + " (" + std::to_string(count) + " groups)</h3>" + body;
   }
-  return out + "</section>";
+  return out + "</section>\n";
 }
 
 std::string memorySection(const json& p, const json& stats) {
   const json& cost = member(p, "cost");
   const json& mem = member(cost, "memory");
   std::string out = "<section id=\"memory\"><h2>Memory per device</h2>";
-  if (!mem.is_object()) return out + "<p>No estimate in this PEF.</p></section>";
+  if (!mem.is_object()) return out + "<p>No estimate in this PEF.</p></section>\n";
   double devices = std::max(1.0, number(cost, "devices", 1));
   std::vector<Segment> segs = {{"parameters", number(mem, "parameters"), "params"},
                                {"optimizer state", number(mem, "optimizer_state"), "state"},
@@ -285,13 +285,13 @@ std::string memorySection(const json& p, const json& stats) {
   out += "<p>Estimated: the arguments plus the peak of values alive at once, against the "
          "target's capacity. Every device holds the same shapes (the program is SPMD).</p>";
   return out + stackedBars("memory-bars", rows, number(mem, "capacity_bytes"), bytes) +
-         "</section>";
+         "</section>\n";
 }
 
 std::string timeSection(const json& p) {
   const json& cost = member(p, "cost");
   std::string out = "<section id=\"time\"><h2>Step time (estimated)</h2>";
-  if (!cost.is_object()) return out + "<p>No estimate in this PEF.</p></section>";
+  if (!cost.is_object()) return out + "<p>No estimate in this PEF.</p></section>\n";
   std::vector<Bar> bars;
   for (const auto& [op, sec] : member(cost, "compute_by_op").items())
     if (sec.is_number()) bars.push_back({op, sec.get<double>(), "", ""});
@@ -311,7 +311,7 @@ std::string timeSection(const json& p) {
             member(c, "crosses_nodes").is_boolean() && c["crosses_nodes"].get<bool>()}];
   }
   out += "<h3>Collectives</h3>";
-  if (same.empty()) return out + "<p>None: no device sends anything.</p></section>";
+  if (same.empty()) return out + "<p>None: no device sends anything.</p></section>\n";
   out +=
       "<table id=\"collectives\" class=\"sortable\"><thead><tr><th>kind</th><th>axes</th>"
       "<th class=\"n\">group</th><th class=\"n\">bytes each</th><th class=\"n\">seconds each</th>"
@@ -325,14 +325,14 @@ std::string timeSection(const json& p) {
                 tdNum(sec * static_cast<double>(n), seconds(sec * static_cast<double>(n))),
                 td(crosses ? "yes" : "no")});
   }
-  return out + "</tbody></table></section>";
+  return out + "</tbody></table></section>\n";
 }
 
 std::string sectionsSection(const json& p, const json& stats) {
   const json& secs = member(p, "sections");
   std::string out = "<section id=\"sections\"><h2>Sections</h2>";
   if (!secs.is_array() || secs.empty())
-    return out + "<p>None recorded (compiled by a shardc before sections).</p></section>";
+    return out + "<p>None recorded (compiled by a shardc before sections).</p></section>\n";
   std::vector<double> measured(secs.size(), -1);
   if (stats.is_object())
     for (const json& s : member(stats, "sections")) {
@@ -365,7 +365,7 @@ std::string sectionsSection(const json& p, const json& stats) {
   for (const auto& [phase, n] : phases)
     out += "<span class=\"" + esc(phase) + "\"></span>" + esc(phase) + " " + std::to_string(n);
   if (bodies) out += "<span class=\"body\"></span>hypersection body";
-  return out + "</p>" + timeline("sections-timeline", spans) + "</section>";
+  return out + "</p>" + timeline("sections-timeline", spans) + "</section>\n";
 }
 
 std::string searchSection(const json& p) {
@@ -399,7 +399,7 @@ std::string searchSection(const json& p) {
   out += "</ol>";
   if (member(s, "decisions").empty())
     out += "<p class=\"muted\">No decision: the best plan replicates every open group.</p>";
-  return out + "</section>";
+  return out + "</section>\n";
 }
 
 std::string measuredSection(const json& p, const json& stats) {
@@ -415,8 +415,9 @@ std::string measuredSection(const json& p, const json& stats) {
       num(number(stats, "devices", 1), 6) + " devices.</p>";
   double devices = std::max(1.0, number(stats, "devices", 1));
   std::map<std::string, std::pair<double, double>> ops; // estimated, measured
-  for (const auto& [op, sec] : member(cost, "compute_by_op").items())
-    if (sec.is_number()) ops[op].first = sec.get<double>() * devices;
+  for (const char* part : {"compute_by_op", "communication_by_kind"})
+    for (const auto& [op, sec] : member(cost, part).items())
+      if (sec.is_number()) ops[op].first += sec.get<double>() * devices;
   for (const auto& [op, sec] : member(stats, "seconds_by_op").items())
     if (sec.is_number()) ops[op].second = sec.get<double>();
   out += "<h3>Per op kind</h3><table id=\"measured-ops\" class=\"sortable\"><thead><tr><th>op</th>"
@@ -448,7 +449,7 @@ std::string measuredSection(const json& p, const json& stats) {
     }
     out += "</tbody></table>";
   }
-  return out + "</section>";
+  return out + "</section>\n";
 }
 
 std::string curvesSection(const Metrics& m) {
@@ -459,7 +460,7 @@ std::string curvesSection(const Metrics& m) {
   if (!m.throughput.empty())
     out += "<h3>Throughput</h3>" + lineChart("throughput-curve", "step", "samples / s",
                                              {{"samples / s", "throughput", m.throughput, false}});
-  return out + "</section>";
+  return out + "</section>\n";
 }
 
 } // namespace
@@ -471,7 +472,7 @@ std::string renderReport(const ReportInputs& in) {
   std::string name = std::filesystem::path(in.pefPath).stem().string();
   std::string html = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
                      esc("shardc report: " + name) + "</title><style>" + kStyle +
-                     "</style></head><body><h1>shardc report: " + esc(name) + "</h1>";
+                     "</style></head>\n<body><h1>shardc report: " + esc(name) + "</h1>";
   html += summary(in, p, stats) + meshSection(mesh) + shardingsSection(p, mesh) +
           memorySection(p, stats) + timeSection(p) + sectionsSection(p, stats) + searchSection(p) +
           measuredSection(p, stats);

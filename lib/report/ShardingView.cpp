@@ -48,7 +48,7 @@ std::string shapeText(const std::vector<int64_t>& shape) {
 // How one dimension is cut: pieces along it, and the class of the cut before piece i.
 struct Cuts {
   int64_t pieces = 1, perChunk = 1;
-  std::vector<std::pair<std::string, int64_t>> axes; // class, pieces per block of the axis
+  std::vector<std::pair<std::string, int64_t>> axes; // class, pieces between its cuts; major first
   std::string classBefore(int64_t i) const {
     if (i % perChunk == 0) return "cut chunk";
     for (const auto& [cls, block] : axes)
@@ -61,11 +61,11 @@ struct Cuts {
 Cuts cutsOf(const ArgView& a, size_t dim, const std::vector<AxisSize>& mesh) {
   Cuts c;
   if (dim >= a.dims.size()) return c;
-  // Major axes cut blocks of all the minor axes' pieces.
+  // An axis cuts between blocks of the pieces of the axes after it (minor ones).
   int64_t block = 1;
   for (auto axis = a.dims[dim].rbegin(); axis != a.dims[dim].rend(); ++axis) {
-    block *= axisSize(mesh, *axis);
     c.axes.emplace_back(axisClass(mesh, *axis), block);
+    block *= axisSize(mesh, *axis);
   }
   std::reverse(c.axes.begin(), c.axes.end());
   c.perChunk = block;
@@ -150,7 +150,7 @@ std::string shardingDrawing(const ArgView& a, const std::vector<AxisSize>& mesh)
   int layers = rank >= 3 ? (a.shape[0] > 1 || rank > 3 ? 2 : 1) : 0;
   double off = 7, x0 = 8, y0 = 8 + off * layers;
   double textX = 190, lineH = 15;
-  double h = std::max(y0 + bh + 8, 10 + lineH * static_cast<double>(rank + 2));
+  double h = std::max(y0 + bh + 8, 12 + lineH * static_cast<double>(rank + 1));
   std::string out = "<svg class=\"sharding-drawing\" width=\"640\" height=\"" + px(h) +
                     "\" viewBox=\"0 0 640 " + px(h) + "\" xmlns=\"http://www.w3.org/2000/svg\">";
   // Leading dimensions: layers behind the box, outlined in the colour of an axis splitting one.

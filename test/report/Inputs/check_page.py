@@ -75,14 +75,14 @@ def check(cond, what):
     print("ok:", what)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
     ap.add_argument("--devices", type=int, required=True)
     for flag in ("--sections", "--search", "--stats", "--metrics"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--screenshot")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     chromium = browser.find_chromium()
     if not chromium:
         print("SKIPPED: Chromium is not installed (apt-get install chromium; scripts/setup.sh "
