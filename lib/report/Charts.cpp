@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace shardc::report {
 namespace {
@@ -147,8 +148,35 @@ std::string lineChart(const std::string& id, const std::string& xLabel, const st
   return out + "</svg>";
 }
 
-std::string timeline(const std::string& id, const std::vector<Span>& spans) {
+std::string timeline(const std::string& id, const std::vector<Span>& all) {
   constexpr double w = 760, h = 34;
+  // Past kMaxSpans (a pixel or less each), runs of consecutive spans are drawn as one, in the
+  // class of the widest, outlined when any is, titled with the range and each class' count.
+  constexpr size_t kMaxSpans = 800;
+  std::vector<Span> spans;
+  size_t run = (all.size() + kMaxSpans - 1) / kMaxSpans;
+  for (size_t i = 0; i < all.size(); i += run) {
+    if (run == 1) {
+      spans.push_back(all[i]);
+      continue;
+    }
+    size_t end = std::min(all.size(), i + run);
+    Span merged;
+    std::map<std::string, std::pair<double, int64_t>> byClass; // width, count
+    for (size_t k = i; k < end; ++k) {
+      merged.width += all[k].width;
+      merged.marked = merged.marked || all[k].marked;
+      byClass[all[k].cls].first += all[k].width;
+      ++byClass[all[k].cls].second;
+    }
+    double widest = -1;
+    merged.title = "#" + std::to_string(i) + "..#" + std::to_string(end - 1) + ":";
+    for (const auto& [cls, wc] : byClass) {
+      merged.title += " " + cls + " " + std::to_string(wc.second);
+      if (wc.first > widest) widest = wc.first, merged.cls = cls;
+    }
+    spans.push_back(merged);
+  }
   double total = 0;
   for (const Span& s : spans)
     total += std::max(s.width, 0.0);

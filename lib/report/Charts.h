@@ -48,7 +48,7 @@ struct Span {
   std::string cls, title;
   bool marked = false; // drawn outlined (a hypersection body's section)
 };
-// Spans laid end to end across the chart's width.
+// Spans laid end to end across the chart's width; past 800, consecutive ones drawn as one.
 std::string timeline(const std::string& id, const std::vector<Span>& spans);
 
 } // namespace shardc::report

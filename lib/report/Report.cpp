@@ -432,20 +432,38 @@ std::string measuredSection(const json& p, const json& stats) {
   out += "</tbody></table>";
   const json& secs = member(stats, "sections");
   if (secs.is_array() && !secs.empty()) {
-    out +=
-        "<h3>Per section (estimates on " + esc(string(stats, "estimate_target")) +
-        ")</h3><table id=\"measured-sections\" class=\"sortable\"><thead><tr><th class=\"n\">#</th>"
-        "<th>phase</th><th class=\"n\">estimated</th><th class=\"n\" "
-        "data-sort=\"desc\">measured</th>"
-        "<th class=\"n\">measured / estimated</th></tr></thead><tbody>";
+    struct Timed {
+      double measured, estimated, index;
+      std::string phase;
+    };
+    std::vector<Timed> all;
+    double totalMeasured = 0, totalEstimated = 0;
     for (const json& s : secs) {
-      double e = number(s, "estimated_seconds", NAN), m = number(s, "measured_seconds");
-      double k = number(s, "index");
-      out += row({tdNum(k, num(k, 9)), td(string(s, "phase")),
-                  tdNum(std::isfinite(e) ? e : 0, std::isfinite(e) ? seconds(e) : "n/a"),
-                  tdNum(m, seconds(m)),
-                  tdNum(std::isfinite(e) && e > 0 ? m / e : 0,
-                        std::isfinite(e) && e > 0 ? num(m / e, 3) : "n/a")});
+      all.push_back({number(s, "measured_seconds"), number(s, "estimated_seconds", NAN),
+                     number(s, "index"), string(s, "phase")});
+      totalMeasured += all.back().measured;
+      if (std::isfinite(all.back().estimated)) totalEstimated += all.back().estimated;
+    }
+    // -o0 on a large model has tens of thousands: the table keeps those that took longest.
+    constexpr size_t kRows = 100;
+    std::sort(all.begin(), all.end(),
+              [](const Timed& a, const Timed& b) { return a.measured > b.measured; });
+    out += "<h3>Per section (estimates on " + esc(string(stats, "estimate_target")) + ")</h3><p>" +
+           std::to_string(all.size()) + " sections: measured " + seconds(totalMeasured) +
+           ", estimated " + seconds(totalEstimated) + " in all" +
+           (all.size() > kRows ? "; the " + std::to_string(kRows) + " that took longest:" : ".") +
+           "</p><table id=\"measured-sections\" class=\"sortable\"><thead><tr><th "
+           "class=\"n\">#</th><th>phase</th><th class=\"n\">estimated</th><th class=\"n\" "
+           "data-sort=\"desc\">measured</th><th class=\"n\">measured / estimated</th></tr></thead>"
+           "<tbody>";
+    all.resize(std::min(all.size(), kRows));
+    for (const Timed& t : all) {
+      bool estimated = std::isfinite(t.estimated) && t.estimated > 0;
+      out += row({tdNum(t.index, num(t.index, 9)), td(t.phase),
+                  tdNum(estimated ? t.estimated : 0, estimated ? seconds(t.estimated) : "n/a"),
+                  tdNum(t.measured, seconds(t.measured)),
+                  tdNum(estimated ? t.measured / t.estimated : 0,
+                        estimated ? num(t.measured / t.estimated, 3) : "n/a")});
     }
     out += "</tbody></table>";
   }
