@@ -904,13 +904,30 @@ def pef_cases(c):
         if data == base:
             raise SystemExit("make_corpus.py: forgery %s changed nothing" % name)
         both("forged-" + name, data, json_too=name.startswith(("mode-", "input-spec", "output-spec")))
-    # The cost JSON has one reader, inspect --json.
-    for name, text in [("cost-json-not-json", "{not json"),
-                       ("cost-json-nested", "[" * 200000 + "]" * 200000),
-                       ("cost-json-truncated", "{\"step_seconds\": 1.0, \"memory\": {")]:
-        p = package()
-        p.cost_json = text
-        c.add(cls, "forged-%s-inspect-json" % name, ["inspect", "--json", c.write(cls, "forged-%s.pef" % name, forge(p))])
+    # The cost and search JSON are read by inspect --json and by report (through it).
+    for field, prefix in [("cost_json", "cost-json"), ("search_json", "search-json")]:
+        for name, text in [("not-json", "{not json"), ("nested", "[" * 200000 + "]" * 200000),
+                           ("truncated", "{\"step_seconds\": 1.0, \"memory\": {")]:
+            p = package()
+            setattr(p, field, text)
+            path = c.write(cls, "forged-%s-%s.pef" % (prefix, name), forge(p))
+            c.add(cls, "forged-%s-%s-inspect-json" % (prefix, name), ["inspect", "--json", path])
+            c.add(cls, "forged-%s-%s-report" % (prefix, name), ["report", path, "-o", "{out}/r.html"])
+    c.control(cls, "report", ["report", "{case}/base/base.pef", "-o", "{out}/r.html"])
+    # A run's metrics and stats files, as shardc report reads them.
+    for name, text in [("nested", "[" * 200000 + "]" * 200000), ("not-json", "{\"step\": 1,"),
+                       ("no-step", "{\"loss\": 1.0}"), ("loss-text", "{\"step\": 1, \"loss\": \"low\"}"),
+                       ("empty", "")]:
+        path = c.write(cls, "metrics-%s.jsonl" % name, text)
+        c.add(cls, "report-metrics-%s" % name,
+              ["report", "{case}/base/base.pef", "--metrics", path, "-o", "{out}/r.html"])
+    for name, text in [("nested", "{\"a\":" * 100000 + "1" + "}" * 100000), ("not-json", "{"),
+                       ("no-median", "{\"steps\": 3}"),
+                       ("other-pef", "{\"median_step_seconds\": 1, \"pef_checksum\": \"0\"}"),
+                       ("ops-list", "{\"median_step_seconds\": 1, \"seconds_by_op\": [1]}")]:
+        path = c.write(cls, "stats-%s.json" % name, text)
+        c.add(cls, "report-stats-%s" % name,
+              ["report", "{case}/base/base.pef", "--stats", path, "-o", "{out}/r.html"])
 
     # --measure-sections and --sections forward read the sections and plan steps further.
     for name in ["section-unknown-phase", "section-overlap", "section-gap", "plan-step-empty",
