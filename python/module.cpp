@@ -228,6 +228,15 @@ PYBIND11_MODULE(_shardc, m) {
   m.def("weights", &weightsOf, py::arg("path"),
         "{params, state}: the PEF's parameters and opt_state as compiled.");
   m.def("program", &pefProgram, py::arg("path"), "The PEF's program as text IR.");
+  m.def(
+      "report",
+      [](const std::string& path, const std::string& output, const std::string& metrics,
+         const std::string& stats) {
+        py::gil_scoped_release release;
+        return reportPef({path, output, metrics, stats});
+      },
+      py::arg("path"), py::arg("output") = "", py::arg("metrics") = "", py::arg("stats") = "",
+      "`shardc report PATH [-o OUTPUT] [--metrics M] [--stats S]`; returns the page's path.");
   m.def("main", &mainCommand, py::arg("argv"),
         "`shardc` itself: argv[0] the program, then a command and its flags; returns the exit "
         "status.");

@@ -137,6 +137,14 @@ class Pef:
         self._need_file()
         return json.loads(_shardc.inspect(self.path, True, sections))
 
+    def report(self, output=None, metrics=None, stats=None):
+        """Writes `shardc report`'s HTML page of this PEF (default: beside it, .html) and
+        returns its path. metrics: a `train(..., metrics=FILE)` file, for the loss and
+        throughput curves; stats: a `run(..., stats_json=FILE)` file, for measured against
+        estimated."""
+        self._need_file()
+        return _shardc.report(self.path, str(output or ""), str(metrics or ""), str(stats or ""))
+
     @property
     def mode(self):
         """"training" or "inference"."""

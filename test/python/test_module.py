@@ -159,8 +159,15 @@ def test_data_parallel_matches_one_device(tmp_path):
     plan = dp.plan()
     assert plan["idx"].startswith("[{data}") and plan["wte.weight"] == "[{}, {}]", plan
     a = one.run({"idx": idx, "labels": targets}, steps=2)["loss"]
-    b = dp.run({"idx": idx, "labels": targets}, steps=2)["loss"]
+    stats = tmp_path / "stats.json"
+    b = dp.run({"idx": idx, "labels": targets}, steps=2, stats_json=str(stats))["loss"]
     np.testing.assert_allclose(b, a, rtol=1e-5)
+    # The report page, with the run's measurements beside the estimate.
+    page = dp.report(stats=stats)
+    assert page == str(tmp_path / "dp" / "dp.html")
+    html = open(page, encoding="utf-8").read()
+    assert '<section id="mesh">' in html and '<section id="measured">' in html
+    assert "<code>[{data}, {}]</code>" in html
 
 
 APP = """
