@@ -292,16 +292,9 @@ std::string timeSection(const json& p) {
   const json& cost = member(p, "cost");
   std::string out = "<section id=\"time\"><h2>Step time (estimated)</h2>";
   if (!cost.is_object()) return out + "<p>No estimate in this PEF.</p></section>\n";
-  std::vector<Bar> bars;
-  for (const auto& [op, sec] : member(cost, "compute_by_op").items())
-    if (sec.is_number()) bars.push_back({op, sec.get<double>(), "", ""});
-  std::sort(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) { return a.value > b.value; });
-  for (const auto& [kind, sec] : member(cost, "communication_by_kind").items())
-    if (sec.is_number()) bars.push_back({kind + " (communication)", sec.get<double>(), "comm", ""});
-  out += "<h3>Compute by op kind, then communication by collective kind</h3>" +
-         barChart("time-bars", bars, seconds);
   // Identical collectives (one per layer, say) are one row with their count.
-  std::map<std::tuple<std::string, std::string, int64_t, double, double, bool>, int64_t> same;
+  using Key = std::tuple<std::string, std::string, int64_t, double, double, bool>;
+  std::map<Key, int64_t> same;
   for (const json& c : member(cost, "collectives")) {
     std::string axes;
     for (const json& a : member(c, "axes"))
@@ -310,6 +303,29 @@ std::string timeSection(const json& p) {
             number(c, "seconds"),
             member(c, "crosses_nodes").is_boolean() && c["crosses_nodes"].get<bool>()}];
   }
+  auto byValue = [](const Bar& a, const Bar& b) { return a.value > b.value; };
+  std::vector<Bar> bars, comm;
+  for (const auto& [op, sec] : member(cost, "compute_by_op").items())
+    if (sec.is_number()) bars.push_back({op, sec.get<double>(), "", ""});
+  std::sort(bars.begin(), bars.end(), byValue);
+  for (const auto& [k, n] : same) {
+    const auto& [kind, axes, group, b, sec, crosses] = k;
+    comm.push_back({kind + " {" + axes + "} " + bytes(b) + (n > 1 ? " ×" + std::to_string(n) : ""),
+                    sec * static_cast<double>(n), "comm", ""});
+  }
+  std::sort(comm.begin(), comm.end(), byValue);
+  // The 30 that take longest, then the rest as one bar.
+  constexpr size_t kCommBars = 30;
+  if (comm.size() > kCommBars) {
+    Bar rest{std::to_string(comm.size() - kCommBars) + " other collectives", 0, "comm", ""};
+    for (size_t i = kCommBars; i < comm.size(); ++i)
+      rest.value += comm[i].value;
+    comm.resize(kCommBars);
+    comm.push_back(rest);
+  }
+  bars.insert(bars.end(), comm.begin(), comm.end());
+  out += "<h3>Compute by op kind, then each collective (identical ones together)</h3>" +
+         barChart("time-bars", bars, seconds);
   out += "<h3>Collectives</h3>";
   if (same.empty()) return out + "<p>None: no device sends anything.</p></section>\n";
   out +=
