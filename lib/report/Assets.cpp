@@ -18,7 +18,7 @@ summary code{font-size:13px}.members{font:12px monospace;color:#555;word-break:b
 .segment.params,.params{fill:#4e79a7}.segment.state,.state{fill:#f28e2b}
 .segment.inputs,.inputs{fill:#76b7b2}.segment.activations,.activations{fill:#edc948}
 .segment.measured,.measured{fill:#e15759}
-.capacity{stroke:#b00;stroke-width:2;stroke-dasharray:4 3}
+.capacity{stroke:#b00;stroke-width:2;stroke-dasharray:4 3}text.capacity{stroke:none;fill:#b00}
 .device rect{fill:#eef3fa;stroke:#4e79a7}.cell-label{text-anchor:middle;font-size:11px}
 .axis-label{font-weight:600}
 .ax0{fill:#4e79a7;stroke:#4e79a7}.ax1{fill:#e15759;stroke:#e15759}.ax2{fill:#59a14f;stroke:#59a14f}
@@ -28,6 +28,9 @@ text.ax0,text.ax1,text.ax2,text.ax3,text.ax4,text.ax5{stroke:none}
 .mine{fill:#4e79a7;fill-opacity:.25}
 line.cut{stroke-width:2}line.cut.chunk{stroke:#000;stroke-dasharray:3 2}
 text.dim.split{font-weight:600}
+.chip{color:#fff;border-radius:3px;padding:0 5px;margin-left:6px;font-size:12px}
+.chip.ax0{background:#4e79a7}.chip.ax1{background:#e15759}.chip.ax2{background:#59a14f}
+.chip.ax3{background:#b07aa1}.chip.ax4{background:#f28e2b}.chip.ax5{background:#9c755f}
 .curve polyline{fill:none;stroke-width:1.6}.axes line{stroke:#888}
 .loss{stroke:#4e79a7;fill:#4e79a7}.eval-loss{stroke:#e15759;fill:#e15759}.throughput{stroke:#59a14f;fill:#59a14f}
 .step-time{stroke:#f28e2b;fill:#f28e2b}.legend .swatch{stroke:none}

@@ -257,8 +257,8 @@ std::string shardingsSection(const json& p, const std::vector<AxisSize>& mesh) {
       body += "<details class=\"arg-group\" data-kind=\"" + esc(kind) + "\"><summary><code>" +
               esc(label) + "</code> " + esc(shapeText(first.shape)) + " <code>" +
               esc(first.sharding) + "</code> → " + esc(shapeText(first.local)) + ", " +
-              esc(bytes(static_cast<double>(total))) + " per device</summary>" +
-              shardingDrawing(first, mesh) + "<p class=\"members\">" + esc(names) +
+              esc(bytes(static_cast<double>(total))) + " per device" + axisChips(first, mesh) +
+              "</summary>" + shardingDrawing(first, mesh) + "<p class=\"members\">" + esc(names) +
               "</p></details>\n";
     }
     if (count) out += "<h3>" + title + " (" + std::to_string(count) + " groups)</h3>" + body;

@@ -31,13 +31,6 @@ int64_t axisSize(const std::vector<AxisSize>& mesh, const std::string& axis) {
   return 1;
 }
 
-// CSS class of an axis' colour: its position in the mesh.
-std::string axisClass(const std::vector<AxisSize>& mesh, const std::string& axis) {
-  for (size_t i = 0; i < mesh.size(); ++i)
-    if (mesh[i].name == axis) return "ax" + std::to_string(i % 6);
-  return "ax-unknown";
-}
-
 std::string shapeText(const std::vector<int64_t>& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -84,6 +77,23 @@ std::string text(double x, double y, const std::string& s, const std::string& cl
 }
 
 } // namespace
+
+std::string axisClass(const std::vector<AxisSize>& mesh, const std::string& axis) {
+  for (size_t i = 0; i < mesh.size(); ++i)
+    if (mesh[i].name == axis) return "ax" + std::to_string(i % 6);
+  return "ax-unknown";
+}
+
+std::string axisChips(const ArgView& arg, const std::vector<AxisSize>& mesh) {
+  std::string out;
+  for (const AxisSize& a : mesh)
+    for (const auto& dim : arg.dims)
+      if (std::find(dim.begin(), dim.end(), a.name) != dim.end()) {
+        out += " <span class=\"chip " + axisClass(mesh, a.name) + "\">" + esc(a.name) + "</span>";
+        break;
+      }
+  return out;
+}
 
 std::vector<ArgGroup> groupByRole(const std::vector<ArgView>& args) {
   std::map<std::tuple<std::string, std::string, std::vector<int64_t>, std::string>, size_t> index;

@@ -31,6 +31,11 @@ struct ArgGroup {
 // Groups in order of their first member.
 std::vector<ArgGroup> groupByRole(const std::vector<ArgView>& args);
 
+// CSS class of an axis' colour ("ax0".."ax5"): its position in the mesh.
+std::string axisClass(const std::vector<AxisSize>& mesh, const std::string& axis);
+// The mesh axes splitting `arg`, as coloured labels.
+std::string axisChips(const ArgView& arg, const std::vector<AxisSize>& mesh);
+
 // The devices as a grid: the first axis down, the others across (the last fastest), each
 // cell numbered as the runtime numbers devices.
 std::string meshGrid(const std::vector<AxisSize>& mesh);
