@@ -10,8 +10,16 @@ namespace shardc {
 std::string reportPef(const ReportOptions& o) {
   std::string output = o.output;
   if (output.empty()) output = std::filesystem::path(o.pef).replace_extension(".html").string();
-  if (std::filesystem::path(output) == std::filesystem::path(o.pef))
-    throw Error("-o " + output + " would overwrite the PEF");
+  // However spelled (./x.pef, an absolute path), the page must not replace what it reads.
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec) &&
+           !ec;
+  };
+  for (const auto& [file, what] : {std::pair{o.pef, "the PEF"}, std::pair{o.metrics, "--metrics"},
+                                   std::pair{o.stats, "--stats"}})
+    if (!file.empty() && same(output, file))
+      throw Error("-o " + output + " would overwrite " + what + " (" + file + ")");
   checkWritable(output, "-o", false);
   ReportInputs in;
   in.pefPath = o.pef;

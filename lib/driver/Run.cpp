@@ -469,6 +469,9 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   }
   report.finish();
   int64_t stepsRun = static_cast<int64_t>(seconds.size());
+  // Kernel times add up over the devices this process ran: one per MPI rank.
+  int64_t meshDevices = l.partitioned() ? l.mesh.numDevices() : 1;
+  int64_t timedDevices = mpi::launchedByMpi() ? 1 : meshDevices;
   if (o.stats && root) {
     std::vector<double> sorted = seconds;
     std::sort(sorted.begin(), sorted.end());
@@ -495,7 +498,8 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
                   steps[i].second.c_str());
   }
   if (o.measureSections && root)
-    printSectionTimes(l, sectionTimes(l, exec.times().secondsByStepIndex, stepsRun), opLimit);
+    printSectionTimes(l, sectionTimes(l, exec.times().secondsByStepIndex, stepsRun, timedDevices),
+                      opLimit);
   NamedTensors params, stateAfter;
   if (!o.saveWeights.empty() || arrays) params = argumentsOfKind(exec, f, ArgKind::Param);
   if (!o.saveState.empty() || arrays) stateAfter = argumentsOfKind(exec, f, ArgKind::OptState);
@@ -526,11 +530,10 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   if (!o.saveWeights.empty()) writeNpz(o.saveWeights, params);
   if (!o.saveState.empty()) writeNpz(o.saveState, stateAfter);
   if (!o.statsJson.empty())
-    writeFileAtomic(o.statsJson,
-                    runStatsJson(l, o.pef,
-                                 {seconds, exec.peakBytes(),
-                                  l.partitioned() ? l.mesh.numDevices() : 1, o.reference, opLimit},
-                                 exec.times()));
+    writeFileAtomic(o.statsJson, runStatsJson(l, o.pef,
+                                              {seconds, exec.peakBytes(), meshDevices, timedDevices,
+                                               o.reference, opLimit},
+                                              exec.times()));
   if (arrays) {
     arrays->params = std::move(params);
     arrays->stateAfter = std::move(stateAfter);

@@ -17,7 +17,8 @@
 
 namespace shardc {
 
-SectionTimes sectionTimes(const LoadedPef& l, const std::vector<double>& byStep, int64_t steps) {
+SectionTimes sectionTimes(const LoadedPef& l, const std::vector<double>& byStep, int64_t steps,
+                          int64_t devices) {
   const PefProgram& prog = l.pef.programs[0];
   std::vector<int64_t> sectionOf =
       sectionOfOps(prog.sections, static_cast<int64_t>(l.entry->ops().size()));
@@ -26,7 +27,7 @@ SectionTimes sectionTimes(const LoadedPef& l, const std::vector<double>& byStep,
   for (size_t s = 0; s < byStep.size() && s < prog.plan.steps.size(); ++s)
     t.measured[static_cast<size_t>(
         sectionOf[static_cast<size_t>(prog.plan.steps[s].ops.back())])] +=
-        byStep[s] / static_cast<double>(steps);
+        byStep[s] / static_cast<double>(steps * devices);
   t.target = l.pef.arch;
   try {
     Target target = loadTarget(l.pef.arch);
@@ -52,8 +53,8 @@ SectionTimes sectionTimes(const LoadedPef& l, const std::vector<double>& byStep,
 
 void printSectionTimes(const LoadedPef& l, const SectionTimes& t, int64_t opLimit) {
   const std::vector<Section>& sections = l.pef.programs[0].sections;
-  std::printf("sections: kernel seconds per step, measured, and the section model's estimate on "
-              "%s\n",
+  std::printf("sections: kernel seconds per step and device, measured, and the section model's "
+              "estimate on %s\n",
               t.target.c_str());
   double totalMeasured = 0, totalEstimated = 0;
   for (size_t k = 0; k < sections.size(); ++k) {
@@ -77,17 +78,18 @@ void printSectionTimes(const LoadedPef& l, const SectionTimes& t, int64_t opLimi
 
 namespace {
 
-// Kernel seconds per step by op kind: each plan step's seconds split over the ops it runs (a
-// call's over its body's) in proportion to the cost model's average seconds per op of their
-// kinds; equal shares where the PEF holds no estimate.
+// Kernel seconds per step (summed over devices) by op kind: each plan step's seconds split over
+// the ops it runs (a call's over its body's) in proportion to the cost model's average seconds
+// per op of their kinds, collectives' included; equal shares where the PEF holds no estimate.
 std::map<std::string, double> secondsByOpKind(const LoadedPef& l, const ExecStats& times,
                                               double steps) {
   std::map<std::string, double> predicted;
   if (!l.pef.costJson.empty()) {
     nlohmann::json cost = nlohmann::json::parse(l.pef.costJson, nullptr, false);
-    if (cost.is_object() && cost.contains("compute_by_op") && cost["compute_by_op"].is_object())
-      for (const auto& [kind, sec] : cost["compute_by_op"].items())
-        if (sec.is_number()) predicted[kind] = sec.get<double>();
+    for (const char* part : {"compute_by_op", "communication_by_kind"})
+      if (cost.is_object() && cost.contains(part) && cost[part].is_object())
+        for (const auto& [kind, sec] : cost[part].items())
+          if (sec.is_number()) predicted[kind] += sec.get<double>();
   }
   std::vector<const Op*> entryOps;
   for (const auto& op : l.entry->ops())
@@ -126,7 +128,10 @@ std::map<std::string, double> secondsByOpKind(const LoadedPef& l, const ExecStat
 
 std::string runStatsJson(const LoadedPef& l, const std::string& pefPath, const RunMeasurements& m,
                          const ExecStats& times) {
+  if (m.stepSeconds.empty()) throw Error("--stats-json: no step ran, so nothing was measured");
   auto steps = static_cast<double>(m.stepSeconds.size());
+  // Per step and device: the timed devices' sums over their count.
+  double perStep = steps * static_cast<double>(std::max<int64_t>(m.timedDevices, 1));
   std::vector<double> sorted = m.stepSeconds;
   std::sort(sorted.begin(), sorted.end());
   nlohmann::json j;
@@ -134,22 +139,24 @@ std::string runStatsJson(const LoadedPef& l, const std::string& pefPath, const R
   j["pef_checksum"] = checksumText(l.pef.checksum);
   j["mode"] = l.pef.mode;
   j["devices"] = m.devices;
+  j["timed_devices"] = m.timedDevices;
   j["reference"] = m.reference;
+  j["forward_only"] = m.opLimit >= 0; // --sections forward
   j["steps"] = m.stepSeconds.size();
   j["step_seconds"] = m.stepSeconds;
   j["median_step_seconds"] = sorted[sorted.size() / 2];
   j["peak_bytes_per_device"] = m.peakBytes;
   std::map<std::string, double> byKernel;
   for (const auto& [kernel, sec] : times.secondsByKernel)
-    byKernel[kernel] = sec / steps;
+    byKernel[kernel] = sec / perStep;
   j["seconds_by_kernel"] = byKernel;
   // The interpreter times op by op: its kernels are the op kinds.
-  j["seconds_by_op"] = m.reference ? byKernel : secondsByOpKind(l, times, steps);
+  j["seconds_by_op"] = m.reference ? byKernel : secondsByOpKind(l, times, perStep);
   j["sections"] = nlohmann::json::array();
   const std::vector<Section>& sections = l.pef.programs[0].sections;
   if (!m.reference && !sections.empty()) {
-    SectionTimes t =
-        sectionTimes(l, times.secondsByStepIndex, static_cast<int64_t>(m.stepSeconds.size()));
+    SectionTimes t = sectionTimes(l, times.secondsByStepIndex,
+                                  static_cast<int64_t>(m.stepSeconds.size()), m.timedDevices);
     j["estimate_target"] = t.target;
     for (size_t k = 0; k < sections.size(); ++k) {
       if (m.opLimit >= 0 && sections[k].firstOp >= m.opLimit) break;

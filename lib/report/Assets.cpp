@@ -9,12 +9,11 @@ h3{font-size:15px;margin:16px 0 6px}
 table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eee}
 th{background:#f4f4f4}table.sortable th{cursor:pointer}table.sortable th:after{content:" \21C5";color:#999}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
-.muted{color:#777}.warn{color:#b00}
+.muted{color:#777}.note{color:#b00}
 svg text{font:12px system-ui,sans-serif;fill:#333}
 details{margin:2px 0;border-left:3px solid #ddd;padding-left:8px}summary{cursor:pointer}
 summary code{font-size:13px}.members{font:12px monospace;color:#555;word-break:break-all}
 .bar{fill:#4e79a7}.bar.comm{fill:#e15759}.bar.chosen{fill:#59a14f}.bar.infeasible{fill:#bbb}
-.bar.measured{fill:#f28e2b}
 .segment.params,.params{fill:#4e79a7}.segment.state,.state{fill:#f28e2b}
 .segment.inputs,.inputs{fill:#76b7b2}.segment.activations,.activations{fill:#edc948}
 .segment.measured,.measured{fill:#e15759}
@@ -25,6 +24,8 @@ summary code{font-size:13px}.members{font:12px monospace;color:#555;word-break:b
 .ax3{fill:#b07aa1;stroke:#b07aa1}.ax4{fill:#f28e2b;stroke:#f28e2b}.ax5{fill:#9c755f;stroke:#9c755f}
 text.ax0,text.ax1,text.ax2,text.ax3,text.ax4,text.ax5{stroke:none}
 .box{fill:#fafafa;stroke:#333;stroke-width:1.2}.layer{fill:#f0f0f0;stroke:#999}.layer.split{stroke-width:2}
+.layer.split.ax0{stroke:#4e79a7}.layer.split.ax1{stroke:#e15759}.layer.split.ax2{stroke:#59a14f}
+.layer.split.ax3{stroke:#b07aa1}.layer.split.ax4{stroke:#f28e2b}.layer.split.ax5{stroke:#9c755f}
 .mine{fill:#4e79a7;fill-opacity:.25}
 line.cut{stroke-width:2}line.cut.chunk{stroke:#000;stroke-dasharray:3 2}
 text.dim.split{font-weight:600}
@@ -33,7 +34,7 @@ text.dim.split{font-weight:600}
 .chip.ax3{background:#b07aa1}.chip.ax4{background:#f28e2b}.chip.ax5{background:#9c755f}
 .curve polyline{fill:none;stroke-width:1.6}.axes line{stroke:#888}
 .loss{stroke:#4e79a7;fill:#4e79a7}.eval-loss{stroke:#e15759;fill:#e15759}.throughput{stroke:#59a14f;fill:#59a14f}
-.step-time{stroke:#f28e2b;fill:#f28e2b}.legend .swatch{stroke:none}
+.legend .swatch{stroke:none}
 .span{stroke:#fff;stroke-width:.5}.span.body{stroke:#000;stroke-width:1.5}
 .forward{fill:#4e79a7}.backward{fill:#e15759}.grad-reduce{fill:#b07aa1}.optimizer{fill:#59a14f}
 .legend-row span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}

@@ -30,19 +30,25 @@ std::string svgOpen(const std::string& cls, double w, double h, const std::strin
          "\" xmlns=\"http://www.w3.org/2000/svg\">";
 }
 
+// A length to draw: what a forged file may hold (NaN, negative) draws as nothing.
+double drawn(double v) {
+  return std::isfinite(v) && v > 0 ? v : 0;
+}
+
 } // namespace
 
 std::string barChart(const std::string& cls, const std::vector<Bar>& bars, Format format) {
   double top = 0;
   for (const Bar& b : bars)
-    top = std::max(top, b.value);
+    top = std::max(top, drawn(b.value));
   double span = kWidth - kLabel - kValue;
   std::string out = svgOpen("bars " + cls, kWidth, kRow * static_cast<double>(bars.size()) + 4);
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     double y = kRow * static_cast<double>(i);
-    double w = top > 0 && std::isfinite(b.value) ? span * b.value / top : 0;
-    std::string value = format(b.value) + (b.note.empty() ? "" : "  " + b.note);
+    double w = top > 0 ? span * drawn(b.value) / top : 0;
+    std::string value = b.known ? format(b.value) : "n/a";
+    if (!b.note.empty()) value += b.known ? "  " + b.note : "";
     out += "<g class=\"bar\">" + text(kLabel - 6, y + 14, b.label, "end") +
            rect(kLabel, y + 3, w, kRow - 6, "bar " + b.cls, b.label + ": " + value) +
            text(kLabel + w + 6, y + 14, value) + "</g>";
@@ -56,7 +62,7 @@ std::string stackedBars(const std::string& cls, const std::vector<StackRow>& row
   for (const StackRow& r : rows) {
     double sum = 0;
     for (const Segment& s : r.segments)
-      sum += s.value;
+      sum += drawn(s.value);
     top = std::max(top, sum);
   }
   // A capacity far above what is used would shrink the bars to nothing: it is then named, not
@@ -79,10 +85,10 @@ std::string stackedBars(const std::string& cls, const std::vector<StackRow>& row
     double y = legend + kRow * static_cast<double>(i), x = kLabel, sum = 0;
     out += "<g class=\"stack\">" + text(kLabel - 6, y + 14, r.label, "end");
     for (const Segment& s : r.segments) {
-      double w = top > 0 ? span * s.value / top : 0;
+      double w = top > 0 ? span * drawn(s.value) / top : 0;
       out += rect(x, y + 3, w, kRow - 6, "segment " + s.cls, s.label + ": " + format(s.value));
       x += w;
-      sum += s.value;
+      sum += drawn(s.value);
     }
     std::string note = format(sum);
     if (capacity > 0) note += " (" + num(100 * sum / capacity, 3) + "%)";
@@ -131,9 +137,13 @@ std::string lineChart(const std::string& id, const std::string& xLabel, const st
            text(legendX + 13, top - 11, s->name) + "</g>";
   }
   for (const Series& s : series) {
-    size_t stride = std::max<size_t>(1, s.points.size() / 1000);
+    size_t stride = (s.points.size() + 999) / 1000;
+    std::vector<size_t> kept;
+    for (size_t i = 0; i < s.points.size(); i += stride)
+      kept.push_back(i);
+    if (!kept.empty() && kept.back() + 1 != s.points.size()) kept.push_back(s.points.size() - 1);
     std::string pts;
-    for (size_t i = 0; i < s.points.size(); i += stride) {
+    for (size_t i : kept) {
       const auto& [x, y] = s.points[i];
       if (!std::isfinite(x) || !std::isfinite(y)) continue;
       if (s.dots)

@@ -13,8 +13,9 @@ using Format = std::string (*)(double);
 struct Bar {
   std::string label;
   double value = 0;
-  std::string cls;  // CSS class of the bar
-  std::string note; // shown after the value ("infeasible", "chosen")
+  std::string cls;   // CSS class of the bar
+  std::string note;  // shown after the value ("infeasible", "chosen")
+  bool known = true; // false: the value reads "n/a" (an infeasible plan has no step time)
 };
 // One horizontal bar per entry, scaled to the largest value.
 std::string barChart(const std::string& cls, const std::vector<Bar>& bars, Format format);
@@ -39,7 +40,7 @@ struct Series {
   bool dots = false;                             // points, not a line
 };
 // Lines over a shared x axis (steps), with the axes' ranges labelled; long series are thinned
-// to about 1000 points a line.
+// to at most 1001 points a line, the last one kept.
 std::string lineChart(const std::string& id, const std::string& xLabel, const std::string& yLabel,
                       const std::vector<Series>& series);
 

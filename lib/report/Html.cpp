@@ -63,4 +63,11 @@ std::string px(double v) {
   return buf;
 }
 
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
 } // namespace shardc::report

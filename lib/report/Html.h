@@ -1,7 +1,9 @@
 // Small helpers for writing the report's HTML and SVG by hand: escaping and number formats.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace shardc::report {
 
@@ -15,5 +17,8 @@ std::string bytes(double b);
 std::string num(double v, int digits = 4);
 // A coordinate for SVG: one decimal, no exponent.
 std::string px(double v);
+
+// "[16, 32]".
+std::string shapeText(const std::vector<int64_t>& shape);
 
 } // namespace shardc::report

@@ -28,6 +28,11 @@ double number(const json& j, const char* key, double fallback = 0) {
 std::string string(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
+// An integer field; `fallback` unless it is a number in int64_t's range.
+int64_t integer(const json& j, const char* key, int64_t fallback = 0) {
+  double v = number(j, key, NAN);
+  return std::isfinite(v) && std::fabs(v) < 9e18 ? static_cast<int64_t>(v) : fallback;
+}
 const json& member(const json& j, const char* key) {
   static const json none;
   return j.is_object() && j.contains(key) ? j[key] : none;
@@ -39,12 +44,6 @@ std::vector<int64_t> ints(const json& j) {
       out.push_back(v.is_number_integer() ? v.get<int64_t>() : 0);
   return out;
 }
-std::string shapeText(const std::vector<int64_t>& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
 
 json parseFile(const std::string& text, const std::string& what) {
   if (jsonDepth(text) > 32) throw Error(what + ": nested too deep to be shardc's");
@@ -54,7 +53,7 @@ json parseFile(const std::string& text, const std::string& what) {
 }
 
 struct Metrics {
-  std::vector<std::pair<double, double>> loss, evalLoss, throughput, stepSeconds;
+  std::vector<std::pair<double, double>> loss, evalLoss, throughput;
 };
 
 // StepReporter's records; anything else is named by its line.
@@ -79,19 +78,20 @@ Metrics readMetrics(const ReportInputs& in) {
         throw Error(where + ": \"" + key + "\" missing or not a number");
       return r[key].is_null() ? NAN : r[key].get<double>();
     };
-    if (r.value("eval", false)) {
+    if (r.contains("eval") && !r["eval"].is_boolean())
+      throw Error(where + ": \"eval\" is not true or false");
+    if (r.contains("eval") && r["eval"].get<bool>()) {
       m.evalLoss.emplace_back(step, value("eval_loss"));
       continue;
     }
     m.loss.emplace_back(step, value("loss"));
     m.throughput.emplace_back(step, value("samples_per_s"));
-    m.stepSeconds.emplace_back(step, value("step_s"));
   }
   if (m.loss.empty() && m.evalLoss.empty())
     throw Error("--metrics " + in.metricsPath +
                 ": no records (is it a shardc run --metrics file?)");
   // Runs continued with --resume append: a step seen again replaces the earlier one.
-  for (auto* s : {&m.loss, &m.evalLoss, &m.throughput, &m.stepSeconds}) {
+  for (auto* s : {&m.loss, &m.evalLoss, &m.throughput}) {
     std::stable_sort(s->begin(), s->end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<std::pair<double, double>> kept;
@@ -141,7 +141,7 @@ std::string summary(const ReportInputs& in, const json& p, const json& stats) {
   std::string meshText;
   for (const json& a : member(p, "mesh"))
     meshText += (meshText.empty() ? "" : " x ") + string(a, "axis") + " " +
-                std::to_string(static_cast<int64_t>(number(a, "size", 1)));
+                std::to_string(integer(a, "size", 1));
   // The recorded command line: shardc compile MODEL [flags].
   std::string model;
   bool afterCommand = false;
@@ -182,16 +182,15 @@ std::string summary(const ReportInputs& in, const json& p, const json& stats) {
   }
   if (stats.is_object())
     fact("measured step", seconds(number(stats, "median_step_seconds")) + " median of " +
-                              std::to_string(static_cast<int64_t>(number(stats, "steps"))) +
-                              " steps; peak " + bytes(number(stats, "peak_bytes_per_device")) +
-                              " per device");
+                              std::to_string(integer(stats, "steps")) + " steps; peak " +
+                              bytes(number(stats, "peak_bytes_per_device")) + " per device");
   return out + "</table></section>\n";
 }
 
 std::vector<AxisSize> meshOf(const json& p) {
   std::vector<AxisSize> mesh;
   for (const json& a : member(p, "mesh"))
-    mesh.push_back({string(a, "axis"), static_cast<int64_t>(number(a, "size", 1))});
+    mesh.push_back({string(a, "axis"), integer(a, "size", 1)});
   return mesh;
 }
 
@@ -222,7 +221,7 @@ std::string shardingsSection(const json& p, const std::vector<AxisSize>& mesh) {
               ints(member(a, "local_shape")),
               {},
               ints(member(a, "chunks")),
-              static_cast<int64_t>(number(a, "local_bytes"))};
+              integer(a, "local_bytes")};
     for (const json& d : member(a, "dims")) {
       v.dims.emplace_back();
       if (d.is_array())
@@ -252,14 +251,15 @@ std::string shardingsSection(const json& p, const std::vector<AxisSize>& mesh) {
         total += m->localBytes;
         names += (names.empty() ? "" : ", ") + m->name;
       }
-      std::string label =
-          g.members.size() > 1 ? g.role + "  ×" + std::to_string(g.members.size()) : first.name;
+      bool many = g.members.size() > 1;
+      std::string label = many ? g.role + "  ×" + std::to_string(g.members.size()) : first.name;
       body += "<details class=\"arg-group\" data-kind=\"" + esc(kind) + "\"><summary><code>" +
               esc(label) + "</code> " + esc(shapeText(first.shape)) + " <code>" +
               esc(first.sharding) + "</code> → " + esc(shapeText(first.local)) + ", " +
-              esc(bytes(static_cast<double>(total))) + " per device" + axisChips(first, mesh) +
-              "</summary>" + shardingDrawing(first, mesh) + "<p class=\"members\">" + esc(names) +
-              "</p></details>\n";
+              esc(bytes(static_cast<double>(total))) +
+              (many ? " per device for all " + std::to_string(g.members.size()) : " per device") +
+              axisChips(first, mesh) + "</summary>" + shardingDrawing(first, mesh) +
+              "<p class=\"members\">" + esc(names) + "</p></details>\n";
     }
     if (count) out += "<h3>" + title + " (" + std::to_string(count) + " groups)</h3>" + body;
   }
@@ -299,8 +299,7 @@ std::string timeSection(const json& p) {
     std::string axes;
     for (const json& a : member(c, "axes"))
       if (a.is_string()) axes += (axes.empty() ? "" : ",") + a.get<std::string>();
-    ++same[{string(c, "kind"), axes, static_cast<int64_t>(number(c, "group")), number(c, "bytes"),
-            number(c, "seconds"),
+    ++same[{string(c, "kind"), axes, integer(c, "group"), number(c, "bytes"), number(c, "seconds"),
             member(c, "crosses_nodes").is_boolean() && c["crosses_nodes"].get<bool>()}];
   }
   auto byValue = [](const Bar& a, const Bar& b) { return a.value > b.value; };
@@ -352,8 +351,9 @@ std::string sectionsSection(const json& p, const json& stats) {
   std::vector<double> measured(secs.size(), -1);
   if (stats.is_object())
     for (const json& s : member(stats, "sections")) {
-      auto k = static_cast<size_t>(number(s, "index", -1));
-      if (k < measured.size()) measured[k] = number(s, "measured_seconds");
+      int64_t k = integer(s, "index", -1);
+      if (k >= 0 && static_cast<size_t>(k) < measured.size())
+        measured[static_cast<size_t>(k)] = number(s, "measured_seconds");
     }
   bool timed = std::any_of(measured.begin(), measured.end(), [](double m) { return m >= 0; });
   std::vector<Span> spans;
@@ -362,7 +362,7 @@ std::string sectionsSection(const json& p, const json& stats) {
   for (size_t k = 0; k < secs.size(); ++k) {
     const json& s = secs[k];
     std::string phase = string(s, "phase");
-    auto ops = static_cast<int64_t>(number(s, "num_ops"));
+    int64_t ops = integer(s, "num_ops");
     bool body = number(s, "body", -1) >= 0;
     bodies += body;
     ++phases[phase];
@@ -395,13 +395,15 @@ std::string searchSection(const json& p) {
   std::vector<Bar> bars;
   auto add = [&](const std::string& name, const json& c, bool chosen) {
     bool feasible = member(c, "feasible").is_boolean() && c["feasible"].get<bool>();
+    std::string peak = "peak " + bytes(number(c, "peak_bytes"));
     bars.push_back({name, feasible ? number(c, "step_seconds") : 0,
                     chosen     ? "chosen"
                     : feasible ? ""
                                : "infeasible",
-                    chosen     ? "chosen"
-                    : feasible ? bytes(number(c, "peak_bytes"))
-                               : "infeasible"});
+                    chosen     ? "chosen, " + peak
+                    : feasible ? peak
+                               : "infeasible",
+                    feasible});
   };
   for (const json& b : member(s, "baselines"))
     add("baseline " + string(b, "name"), b, false);
@@ -421,19 +423,21 @@ std::string searchSection(const json& p) {
 std::string measuredSection(const json& p, const json& stats) {
   if (!stats.is_object()) return "";
   const json& cost = member(p, "cost");
-  std::string out =
-      "<section id=\"measured\"><h2>Measured against estimated</h2><p>Step: "
-      "measured " +
-      seconds(number(stats, "median_step_seconds")) + " (median), estimated " +
-      seconds(number(cost, "step_seconds")) +
-      ". Kernel seconds per step, summed over devices, against the estimate per device"
-      " times " +
-      num(number(stats, "devices", 1), 6) + " devices.</p>";
-  double devices = std::max(1.0, number(stats, "devices", 1));
+  bool estimated = member(cost, "step_seconds").is_number();
+  std::string out = "<section id=\"measured\"><h2>Measured against estimated</h2><p>Step: "
+                    "measured " +
+                    seconds(number(stats, "median_step_seconds")) + " (median of " +
+                    num(number(stats, "steps"), 9) + "), estimated " +
+                    (estimated ? seconds(number(cost, "step_seconds")) : "none (no estimate)") +
+                    ". Below, kernel seconds per step and device (the sum over the devices the "
+                    "run timed, over their count) against the estimate per device.</p>";
+  if (member(stats, "forward_only").is_boolean() && stats["forward_only"].get<bool>())
+    out += "<p class=\"note\">This run ran the forward sections only (--sections forward); the "
+           "estimates per op kind cover the whole step.</p>";
   std::map<std::string, std::pair<double, double>> ops; // estimated, measured
   for (const char* part : {"compute_by_op", "communication_by_kind"})
     for (const auto& [op, sec] : member(cost, part).items())
-      if (sec.is_number()) ops[op].first += sec.get<double>() * devices;
+      if (sec.is_number()) ops[op].first += sec.get<double>();
   for (const auto& [op, sec] : member(stats, "seconds_by_op").items())
     if (sec.is_number()) ops[op].second = sec.get<double>();
   out += "<h3>Per op kind</h3><table id=\"measured-ops\" class=\"sortable\"><thead><tr><th>op</th>"

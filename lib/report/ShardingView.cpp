@@ -31,13 +31,6 @@ int64_t axisSize(const std::vector<AxisSize>& mesh, const std::string& axis) {
   return 1;
 }
 
-std::string shapeText(const std::vector<int64_t>& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 // How one dimension is cut: pieces along it, and the class of the cut before piece i.
 struct Cuts {
   int64_t pieces = 1, perChunk = 1;
@@ -175,12 +168,15 @@ std::string shardingDrawing(const ArgView& a, const std::vector<AxisSize>& mesh)
   Cuts down = rank >= 2 ? cutsOf(a, rank - 2, mesh) : Cuts{};
   out += "<rect class=\"box\" x=\"" + px(x0) + "\" y=\"" + px(y0) + "\" width=\"" + px(bw) +
          "\" height=\"" + px(bh) + "\"/>";
-  // Device 0's pieces; past 64 pieces a dimension is shaded, not cut piece by piece.
+  // Device 0's pieces, and the cuts between pieces; past 64 pieces along a dimension (chunks
+  // times axis sizes) only its first piece is drawn, uncut.
   constexpr int64_t kMaxPieces = 64;
   double pw = bw / static_cast<double>(across.pieces), ph = bh / static_cast<double>(down.pieces);
-  if (across.pieces * down.pieces > 1 && across.pieces <= kMaxPieces && down.pieces <= kMaxPieces)
-    for (int64_t i = 0; i < across.pieces; ++i)
-      for (int64_t j = 0; j < down.pieces; ++j)
+  int64_t shownAcross = across.pieces <= kMaxPieces ? across.pieces : 1;
+  int64_t shownDown = down.pieces <= kMaxPieces ? down.pieces : 1;
+  if (across.pieces * down.pieces > 1)
+    for (int64_t i = 0; i < shownAcross; ++i)
+      for (int64_t j = 0; j < shownDown; ++j)
         if (across.mine(i) && down.mine(j))
           out += "<rect class=\"mine\" x=\"" + px(x0 + pw * static_cast<double>(i)) + "\" y=\"" +
                  px(y0 + ph * static_cast<double>(j)) + "\" width=\"" + px(pw) + "\" height=\"" +

@@ -917,6 +917,7 @@ def pef_cases(c):
     # A run's metrics and stats files, as shardc report reads them.
     for name, text in [("nested", "[" * 200000 + "]" * 200000), ("not-json", "{\"step\": 1,"),
                        ("no-step", "{\"loss\": 1.0}"), ("loss-text", "{\"step\": 1, \"loss\": \"low\"}"),
+                       ("eval-number", "{\"eval\": 1, \"step\": 1, \"eval_loss\": 2}"),
                        ("empty", "")]:
         path = c.write(cls, "metrics-%s.jsonl" % name, text)
         c.add(cls, "report-metrics-%s" % name,
