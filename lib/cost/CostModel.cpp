@@ -62,17 +62,6 @@ double libraryOverhead(const Target& t, const Op& op, const std::vector<TensorTy
   return t.gemmOverhead + std::max(0.0, matrices - 1) * t.gemmBatchOverhead;
 }
 
-std::string fmtTime(double s) {
-  char buf[32];
-  if (s >= 1)
-    std::snprintf(buf, sizeof buf, "%.3g s", s);
-  else if (s >= 1e-3)
-    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
-  return buf;
-}
-
 // Per group of ops priced as a unit: its arithmetic and the bytes crossing its boundary.
 struct GroupTotals {
   struct Totals {
@@ -269,6 +258,18 @@ private:
 
 } // namespace
 
+std::string formatSeconds(double s) {
+  char buf[32];
+  double a = std::fabs(s);
+  if (a >= 1 || a == 0)
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
+  else if (a >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  return buf;
+}
+
 std::string formatBytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -332,15 +333,15 @@ std::string CostReport::str() const {
   char util[32];
   std::snprintf(util, sizeof util, "%.1f%%", flopUtilization * 100);
   std::string s = "estimate on " + target + " (" + std::to_string(devices) +
-                  (devices == 1 ? " device" : " devices") + "): step " + fmtTime(stepSeconds) +
-                  " = compute " + fmtTime(computeSeconds) + " + communication " +
-                  fmtTime(commSeconds) +
-                  (overlapSeconds > 0 ? " - overlapped " + fmtTime(overlapSeconds) : "");
+                  (devices == 1 ? " device" : " devices") + "): step " +
+                  formatSeconds(stepSeconds) + " = compute " + formatSeconds(computeSeconds) +
+                  " + communication " + formatSeconds(commSeconds) +
+                  (overlapSeconds > 0 ? " - overlapped " + formatSeconds(overlapSeconds) : "");
   std::string kinds;
   for (const auto& [kind, sec] : commByKind()) {
     char share[16];
     std::snprintf(share, sizeof share, "%.0f%%", commSeconds > 0 ? 100 * sec / commSeconds : 0.0);
-    kinds += (kinds.empty() ? "" : ", ") + kind + " " + fmtTime(sec) + " (" + share + ")";
+    kinds += (kinds.empty() ? "" : ", ") + kind + " " + formatSeconds(sec) + " (" + share + ")";
   }
   if (!kinds.empty()) s += " [" + kinds + "]";
   char gf[32];

@@ -139,7 +139,7 @@ Partitioned partitionProgram(const Function& f, const PartitionOptions& o,
   const Mesh& mesh = setup.mesh;
   const std::optional<Strategy>& strategy = setup.strategy;
   log("mesh " + mesh.str() + " (" + std::to_string(mesh.numDevices()) + " devices)");
-  Partitioned p{ShardingPlan(mesh), {}};
+  Partitioned p{ShardingPlan(mesh), {}, {}};
   if (strategy) {
     applyStrategy(*strategy, f, p.plan, o.strategy);
     log("strategy " + o.strategy + ": " + std::to_string(strategy->entries.size()) +

@@ -199,13 +199,13 @@ SHARDC_INLINE void runInsLoop(Opc opc, float* __restrict d, const float* a, cons
   case Opc::And:
     for (int64_t i = 0; i < n; ++i) {
       float x = a[i], y = b[i];
-      d[i] = (x != 0) & (y != 0) ? 1.0f : 0.0f;
+      d[i] = ((x != 0) & (y != 0)) ? 1.0f : 0.0f;
     }
     break;
   case Opc::Or:
     for (int64_t i = 0; i < n; ++i) {
       float x = a[i], y = b[i];
-      d[i] = (x != 0) | (y != 0) ? 1.0f : 0.0f;
+      d[i] = ((x != 0) | (y != 0)) ? 1.0f : 0.0f;
     }
     break;
   case Opc::Eq:

@@ -35,16 +35,7 @@ std::string esc(const std::string& text) {
 }
 
 std::string seconds(double s) {
-  char buf[32];
-  if (!std::isfinite(s)) return "n/a";
-  double a = std::fabs(s);
-  if (a >= 1 || a == 0)
-    std::snprintf(buf, sizeof buf, "%.3g s", s);
-  else if (a >= 1e-3)
-    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
-  return buf;
+  return std::isfinite(s) ? formatSeconds(s) : "n/a";
 }
 
 std::string bytes(double b) {

@@ -9,7 +9,7 @@ namespace shardc::report {
 
 // Text for HTML element content and attribute values: & < > " ' escaped.
 std::string esc(const std::string& text);
-// "1.23 ms", "4.5 s", "12 us".
+// formatSeconds, or "n/a" for what is not finite.
 std::string seconds(double s);
 // "1.5 GiB" (shardc's formatBytes).
 std::string bytes(double b);

@@ -48,6 +48,8 @@ struct CollectiveCost {
 
 // "1.5 GiB".
 std::string formatBytes(double bytes);
+// "1.23 ms", "4.5 s", "12 us".
+std::string formatSeconds(double seconds);
 
 struct MemoryCost {
   int64_t parameters = 0, optimizerState = 0, inputs = 0;
