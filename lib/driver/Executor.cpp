@@ -37,6 +37,7 @@ Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool refer
     }
     whole_.clear(); // the devices hold their pieces now
   }
+  peaks_.assign(l.partitioned() ? local_.size() : 1, 0);
   if (reference_) return;
   int perDevice = intraOpThreads(devices, threads);
   size_t count = l.partitioned() ? local_.size() : 1;
@@ -56,6 +57,20 @@ ExecStats Executor::times() const {
   for (const auto& c : compiled_)
     c->addTimes(s);
   return s;
+}
+
+int64_t Executor::peakBytes() const {
+  return *std::max_element(peaks_.begin(), peaks_.end());
+}
+
+std::vector<int64_t> Executor::peakBytesByDevice() const {
+  if (!comm_) return peaks_;
+  Tensor mine(TensorType{DType::I64, {1}});
+  mine.setInt(0, peaks_[0]);
+  std::vector<int64_t> all;
+  for (const Tensor& t : mpi::gatherToRoot(mine))
+    all.push_back(t.getInt(0));
+  return all;
 }
 
 Executor::~Executor() = default;
@@ -115,7 +130,7 @@ std::vector<Tensor> Executor::runDevice(size_t d, std::vector<Tensor>& args, Col
     const std::vector<Tensor>& results = compiled_[d]->run(args, comm, &st, opLimit);
     std::vector<Tensor> out(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(keep));
     std::lock_guard<std::mutex> lock(mu_);
-    peakBytes_ = std::max(peakBytes_, st.peakBytes);
+    peaks_[d] = std::max(peaks_[d], st.peakBytes);
     return out;
   }
   InterpreterStats st;
@@ -131,7 +146,7 @@ std::vector<Tensor> Executor::runDevice(size_t d, std::vector<Tensor>& args, Col
       out.push_back(std::move(results[i]));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  peakBytes_ = std::max(peakBytes_, st.argumentBytes + st.peakResultBytes);
+  peaks_[d] = std::max(peaks_[d], st.argumentBytes + st.peakResultBytes);
   for (const auto& [op, sec] : st.secondsByOp)
     secondsByOp_[op] += sec;
   return out;

@@ -39,7 +39,11 @@ public:
 
   // The most bytes one device held at once, over all steps: arguments and live op results
   // (the interpreter), or arguments, arena and constants (the compiled plan).
-  int64_t peakBytes() const { return peakBytes_; }
+  // The most bytes one device of this process held (arguments, arena and scratch, constants).
+  int64_t peakBytes() const;
+  // The most each device held, in device order: this process's devices; under mpirun a
+  // collective, every rank's on rank 0 (empty on the others).
+  std::vector<int64_t> peakBytesByDevice() const;
   // A timed run's seconds over all steps and devices of this process: per kernel of the
   // plan (per op name in the interpreter), and for compiled runs per step of the plan by
   // label and by index.
@@ -61,7 +65,7 @@ private:
   std::unique_ptr<MpiCollectives> comm_;
   std::unique_ptr<DeviceThreads> devices_; // the mesh's devices as threads of this process
   std::mutex mu_;
-  int64_t peakBytes_ = 0;
+  std::vector<int64_t> peaks_;                // per device of this process
   std::map<std::string, double> secondsByOp_; // the interpreter's
 };
 

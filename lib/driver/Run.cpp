@@ -86,10 +86,12 @@ void agreeAcrossRanks(const LoadedPef& l, const std::vector<Tensor>& args, const
                       const std::vector<std::pair<std::string, uint64_t>>& loop) {
   const Function& f = *l.entry;
   auto text = [](const std::string& s) { return digestBytes(s.data(), s.size()); };
-  std::vector<std::pair<std::string, uint64_t>> items = {{"PEF (--pef)", l.pef.checksum},
-                                                         {"--reference", o.reference},
-                                                         {"--sections", text(o.sections)},
-                                                         {"--measure-sections", o.measureSections}};
+  std::vector<std::pair<std::string, uint64_t>> items = {
+      {"PEF (--pef)", l.pef.checksum},
+      {"--reference", o.reference},
+      {"--sections", text(o.sections)},
+      {"--measure-sections", o.measureSections},
+      {"--stats-json (given or not)", !o.statsJson.empty()}};
   items.insert(items.end(), loop.begin(), loop.end());
   uint64_t state = 0;
   for (size_t i = 0; i < f.numArguments(); ++i) {
@@ -500,6 +502,8 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   if (o.measureSections && root)
     printSectionTimes(l, sectionTimes(l, exec.times().secondsByStepIndex, stepsRun, timedDevices),
                       opLimit);
+  std::vector<int64_t> peaks; // collective under mpirun: every rank asks
+  if (!o.statsJson.empty()) peaks = exec.peakBytesByDevice();
   NamedTensors params, stateAfter;
   if (!o.saveWeights.empty() || arrays) params = argumentsOfKind(exec, f, ArgKind::Param);
   if (!o.saveState.empty() || arrays) stateAfter = argumentsOfKind(exec, f, ArgKind::OptState);
@@ -530,10 +534,10 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   if (!o.saveWeights.empty()) writeNpz(o.saveWeights, params);
   if (!o.saveState.empty()) writeNpz(o.saveState, stateAfter);
   if (!o.statsJson.empty())
-    writeFileAtomic(o.statsJson, runStatsJson(l, o.pef,
-                                              {seconds, exec.peakBytes(), meshDevices, timedDevices,
-                                               o.reference, opLimit},
-                                              exec.times()));
+    writeFileAtomic(o.statsJson,
+                    runStatsJson(l, o.pef,
+                                 {seconds, peaks, meshDevices, timedDevices, o.reference, opLimit},
+                                 exec.times()));
   if (arrays) {
     arrays->params = std::move(params);
     arrays->stateAfter = std::move(stateAfter);

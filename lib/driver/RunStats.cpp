@@ -145,7 +145,9 @@ std::string runStatsJson(const LoadedPef& l, const std::string& pefPath, const R
   j["steps"] = m.stepSeconds.size();
   j["step_seconds"] = m.stepSeconds;
   j["median_step_seconds"] = sorted[sorted.size() / 2];
-  j["peak_bytes_per_device"] = m.peakBytes;
+  j["peak_bytes_per_device"] =
+      m.peakBytes.empty() ? 0 : *std::max_element(m.peakBytes.begin(), m.peakBytes.end());
+  j["peak_bytes_by_device"] = m.peakBytes;
   std::map<std::string, double> byKernel;
   for (const auto& [kernel, sec] : times.secondsByKernel)
     byKernel[kernel] = sec / perStep;

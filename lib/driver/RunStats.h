@@ -26,8 +26,8 @@ void printSectionTimes(const LoadedPef& l, const SectionTimes& t, int64_t opLimi
 // What a run measured.
 struct RunMeasurements {
   std::vector<double> stepSeconds;
-  int64_t peakBytes = 0;    // the most one device held
-  int64_t devices = 1;      // the mesh's
+  std::vector<int64_t> peakBytes; // the most each device held (Executor::peakBytesByDevice)
+  int64_t devices = 1;            // the mesh's
   int64_t timedDevices = 1; // those this process ran (one per MPI rank): kernel seconds sum them
   bool reference = false;
   int64_t opLimit = -1;

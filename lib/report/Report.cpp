@@ -279,9 +279,36 @@ std::string memorySection(const json& p, const json& stats) {
   // SPMD with even splits: every device holds the same pieces, so one bar stands for all.
   std::vector<StackRow> rows = {
       {devices > 1 ? "each of " + num(devices, 6) + " devices" : "device 0", segs}};
-  if (stats.is_object())
-    rows.push_back({"measured, most on a device",
-                    {{"measured peak", number(stats, "peak_bytes_per_device"), "measured"}}});
+  if (stats.is_object()) {
+    auto measuredRow = [&](const std::string& label, double b) {
+      rows.push_back({label, {{"measured peak", b, "measured"}}});
+    };
+    std::vector<std::pair<double, size_t>> peaks; // bytes, device
+    for (const json& b : member(stats, "peak_bytes_by_device"))
+      peaks.emplace_back(b.is_number() ? b.get<double>() : 0, peaks.size());
+    bool differ = std::any_of(peaks.begin(), peaks.end(),
+                              [&](const auto& b) { return b.first != peaks[0].first; });
+    // Devices measured alike are one bar; otherwise one per device (past 64, the least, the
+    // median and the most).
+    if (peaks.empty())
+      measuredRow("measured, most on a device", number(stats, "peak_bytes_per_device"));
+    else if (!differ)
+      measuredRow(peaks.size() > 1 ? "measured, each of " + std::to_string(peaks.size())
+                                   : std::string("measured"),
+                  peaks[0].first);
+    else if (peaks.size() <= 64)
+      for (const auto& [b, d] : peaks)
+        measuredRow("measured, device " + std::to_string(d), b);
+    else {
+      std::sort(peaks.begin(), peaks.end());
+      for (const auto& [which, k] :
+           {std::pair{"least", size_t{0}}, std::pair{"median", peaks.size() / 2},
+            std::pair{"most", peaks.size() - 1}})
+        measuredRow(std::string("measured, ") + which + ": device " +
+                        std::to_string(peaks[k].second),
+                    peaks[k].first);
+    }
+  }
   out += "<p>Estimated: the arguments plus the peak of values alive at once, against the "
          "target's capacity. Every device holds the same shapes (the program is SPMD).</p>";
   return out + stackedBars("memory-bars", rows, number(mem, "capacity_bytes"), bytes) +
