@@ -118,5 +118,30 @@ TEST(Report, RefusesStatsOfAnotherPef) {
   EXPECT_NE(renderReport(in).find("id=\"measured\""), std::string::npos);
 }
 
+TEST(Report, DrawsEachDevicesMeasuredPeakWhenTheyDiffer) {
+  nlohmann::json pef = nlohmann::json::parse(inspectJson(nlohmann::json::array()));
+  pef["cost"] = {{"devices", 8}, {"memory", {{"parameters", 10}, {"capacity_bytes", 100}}}};
+  ReportInputs in{"m.pef", pef.dump(), "", "", "s.json", ""};
+  nlohmann::json stats = {{"median_step_seconds", 1},
+                          {"pef_checksum", "00000000000000aa"},
+                          {"peak_bytes_by_device", {20, 20}}};
+  in.statsText = stats.dump();
+  std::string html = renderReport(in);
+  EXPECT_NE(html.find("measured, each of 2"), std::string::npos);
+  stats["peak_bytes_by_device"] = {20, 30, 25};
+  in.statsText = stats.dump();
+  html = renderReport(in);
+  for (const char* row : {"measured, device 0", "measured, device 1", "measured, device 2"})
+    EXPECT_NE(html.find(row), std::string::npos) << row;
+  std::vector<int> many(100, 20);
+  many[7] = 50, many[3] = 5;
+  stats["peak_bytes_by_device"] = many;
+  in.statsText = stats.dump();
+  html = renderReport(in);
+  EXPECT_NE(html.find("measured, least: device 3"), std::string::npos);
+  EXPECT_NE(html.find("measured, most: device 7"), std::string::npos);
+  EXPECT_EQ(html.find("measured, device 0"), std::string::npos);
+}
+
 } // namespace
 } // namespace shardc
