@@ -10,6 +10,7 @@
 #include "shardc/runtime/MpiCollectives.h"
 #include "shardc/support/Error.h"
 
+#include <algorithm>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -119,8 +120,11 @@ std::vector<std::pair<std::string, SampleArray>> sampleArrays(const py::dict& d,
   return out;
 }
 
-py::dict compileCommand(const std::vector<std::string>& args) {
+py::dict compileCommand(const std::vector<std::string>& args, const std::string& recordedModel) {
   CompileOptions o = parseCompileCommand(args);
+  // A module exported to a temporary file is recorded by what it is, not by that file's name.
+  if (!recordedModel.empty())
+    std::replace(o.commandLine.begin(), o.commandLine.end(), o.model, recordedModel);
   CompileResult r;
   {
     py::gil_scoped_release release;
@@ -211,9 +215,9 @@ PYBIND11_MODULE(_shardc, m) {
       error((std::string("internal error: ") + e.what()).c_str());
     }
   });
-  m.def("compile", &compileCommand, py::arg("args"),
-        "Compiles as `shardc compile ARGS...` (ARGS from `compile` on); returns {pef, log, "
-        "estimate}.");
+  m.def("compile", &compileCommand, py::arg("args"), py::arg("recorded_model") = "",
+        "Compiles as `shardc compile ARGS...` (ARGS from `compile` on), recording the model as "
+        "`recorded_model` when given; returns {pef, log, estimate}.");
   m.def("run", &runCommand, py::arg("args"), py::arg("inputs"), py::arg("data"),
         py::arg("eval_data"), py::arg("weights"), py::arg("state"), py::arg("steps_before") = 0,
         "Runs as `shardc run ARGS...` with arrays in place of files; returns {outputs, params, "

@@ -73,7 +73,10 @@ def compile(model, example_inputs=None, *, inference=False, batch_size=None, opt
                 if frozen:
                     given = flags.get("freeze") or []
                     flags["freeze"] = list([given] if isinstance(given, str) else given) + frozen
-        result = _shardc.compile(["compile", path] + to_flags(flags))
+        # The PEF records the module's class, not the temporary file it was exported to.
+        recorded = "" if module is None else \
+            f"{type(module).__module__}.{type(module).__qualname__} (exported by shardc.compile)"
+        result = _shardc.compile(["compile", path] + to_flags(flags), recorded)
     return Pef(result["pef"] or None, estimate=result["estimate"], log=result["log"] or None,
                module=module)
 

@@ -166,6 +166,9 @@ def test_data_parallel_matches_one_device(tmp_path):
     page = dp.report(stats=stats)
     assert page == str(tmp_path / "dp" / "dp.html")
     html = open(page, encoding="utf-8").read()
+    # The module is recorded by its class, the same for every compile of it.
+    assert dp.inspect()["compile_args"][2] == "models.GPT (exported by shardc.compile)"
+    assert "<td>model</td><td>models.GPT (exported by shardc.compile)</td>" in html
     assert '<section id="mesh">' in html and '<section id="measured">' in html
     assert "<code>[{data}, {}]</code>" in html
 
