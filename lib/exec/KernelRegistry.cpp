@@ -112,7 +112,10 @@ bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
       isLaneOp(anchor))
     return true;
   if (kAnyType.count(kernel) || hasWideKernel(anchor)) return true;
-  DType t = anchor.operand(kernel == "scatter_add" ? 1 : 0)->type().dtype;
+  // A forged plan may name a kernel after another op of its step than the anchor.
+  size_t typed = kernel == "scatter_add" ? 1 : 0;
+  if (anchor.numOperands() <= typed || anchor.numResults() == 0) return false;
+  DType t = anchor.operand(typed)->type().dtype;
   // oneDNN refuses zero-sized dims; such steps are cheap anyway.
   bool empty = anchor.result(0)->type().numel() == 0;
   for (const Value* v : anchor.operands())

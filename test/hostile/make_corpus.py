@@ -23,6 +23,7 @@ Usage: SHARDC=build/bin/shardc make_corpus.py OUT_DIR
 import io
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -867,6 +868,7 @@ def pef_cases(c):
         "plan-step-ops-reversed": lambda p: prog(p).plan.steps[0].ops.reverse() if len(prog(p).plan.steps[0].ops) > 1 else prog(p).plan.steps[0].ops.append(0),
         "plan-step-duplicated": lambda p: prog(p).plan.steps.append(prog(p).plan.steps[0]),
         "plan-steps-swapped": lambda p: swap_steps(prog(p).plan),
+        "plan-step-anchor-without-operands": lambda p: anchor_without_operands(prog(p)),
         "plan-step-kernel-unknown": lambda p: [setattr(s, "kernel", "frobnicate") for s in prog(p).plan.steps],
         "plan-step-kernel-empty": lambda p: [setattr(s, "kernel", "") for s in prog(p).plan.steps],
         "plan-step-reference-flag": lambda p: [setattr(s, "reference", not s.reference) for s in prog(p).plan.steps],
@@ -890,6 +892,17 @@ def pef_cases(c):
         "section-value-out-of-range": lambda p: prog(p).sections[0].inputs.append(1 << 40),
         "section-body-bogus": lambda p: setattr(prog(p).sections[0], "body", 1 << 40),
     }
+
+    def anchor_without_operands(program):
+        """A reduce_mean step whose last op (its anchor) is a later constant: an op with no
+        operands (the base program numbers one value per op, so %N is op N)."""
+        consts = [int(n) for n in re.findall(r"^  %(\d+) = constant\(", program.ir, re.M)]
+        for st in program.plan.steps:
+            later = [j for j in consts if j > st.ops[-1]]
+            if st.kernel == "reduce_mean" and later:
+                st.ops.append(later[0])
+                return
+        raise SystemExit("make_corpus.py: the base program has no reduce_mean step before a constant")
 
     def swap_steps(plan):
         if len(plan.steps) > 1:
