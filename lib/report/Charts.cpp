@@ -12,9 +12,8 @@ namespace {
 
 constexpr double kWidth = 760, kLabel = 260, kValue = 150, kRow = 20;
 
-std::string text(double x, double y, const std::string& s, const char* anchor = "start") {
-  return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\" text-anchor=\"" + anchor + "\">" + esc(s) +
-         "</text>";
+std::string text(double x, double y, const std::string& s, const char* anchor = "") {
+  return svgText(x, y, s, "", anchor);
 }
 
 std::string rect(double x, double y, double w, double h, const std::string& cls,
@@ -22,12 +21,6 @@ std::string rect(double x, double y, double w, double h, const std::string& cls,
   return "<rect class=\"" + esc(cls) + "\" x=\"" + px(x) + "\" y=\"" + px(y) + "\" width=\"" +
          px(std::max(w, 0.0)) + "\" height=\"" + px(h) + "\"><title>" + esc(title) +
          "</title></rect>";
-}
-
-std::string svgOpen(const std::string& cls, double w, double h, const std::string& id = "") {
-  return "<svg class=\"" + esc(cls) + "\"" + (id.empty() ? "" : " id=\"" + esc(id) + "\"") +
-         " width=\"" + px(w) + "\" height=\"" + px(h) + "\" viewBox=\"0 0 " + px(w) + " " + px(h) +
-         "\" xmlns=\"http://www.w3.org/2000/svg\">";
 }
 
 // A length to draw: what a forged file may hold (NaN, negative) draws as nothing.

@@ -54,6 +54,19 @@ std::string px(double v) {
   return buf;
 }
 
+std::string svgOpen(const std::string& cls, double w, double h, const std::string& id) {
+  return "<svg class=\"" + esc(cls) + "\"" + (id.empty() ? "" : " id=\"" + esc(id) + "\"") +
+         " width=\"" + px(w) + "\" height=\"" + px(h) + "\" viewBox=\"0 0 " + px(w) + " " + px(h) +
+         "\" xmlns=\"http://www.w3.org/2000/svg\">";
+}
+
+std::string svgText(double x, double y, const std::string& text, const std::string& cls,
+                    const std::string& anchor) {
+  return "<text" + (cls.empty() ? "" : " class=\"" + esc(cls) + "\"") + " x=\"" + px(x) +
+         "\" y=\"" + px(y) + "\"" + (anchor.empty() ? "" : " text-anchor=\"" + anchor + "\"") +
+         ">" + esc(text) + "</text>";
+}
+
 std::string shapeText(const std::vector<int64_t>& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)

@@ -64,11 +64,6 @@ std::string line(double x1, double y1, double x2, double y2, const std::string& 
          "\" y2=\"" + px(y2) + "\"/>";
 }
 
-std::string text(double x, double y, const std::string& s, const std::string& cls = "") {
-  return "<text" + (cls.empty() ? "" : " class=\"" + cls + "\"") + " x=\"" + px(x) + "\" y=\"" +
-         px(y) + "\">" + esc(s) + "</text>";
-}
-
 } // namespace
 
 std::string axisClass(const std::vector<AxisSize>& mesh, const std::string& axis) {
@@ -111,14 +106,12 @@ std::string meshGrid(const std::vector<AxisSize>& mesh) {
   double left = 110, top = 28;
   double w = left + cell * static_cast<double>(cols) + 10,
          h = top + cell * static_cast<double>(rows) + 10;
-  std::string out = "<svg class=\"mesh-grid\" width=\"" + px(w) + "\" height=\"" + px(h) +
-                    "\" viewBox=\"0 0 " + px(w) + " " + px(h) +
-                    "\" xmlns=\"http://www.w3.org/2000/svg\">";
+  std::string out = svgOpen("mesh-grid", w, h);
   std::string acrossClass = mesh.size() > 1 ? axisClass(mesh, mesh[1].name) : "ax0";
-  out += text(left, 16, "→ " + across, "axis-label " + acrossClass);
+  out += svgText(left, 16, "→ " + across, "axis-label " + acrossClass);
   if (mesh.size() > 1)
-    out += text(4, top + 14, "↓ " + mesh[0].name + " " + std::to_string(mesh[0].size),
-                "axis-label ax0");
+    out += svgText(4, top + 14, "↓ " + mesh[0].name + " " + std::to_string(mesh[0].size),
+                   "axis-label ax0");
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
       int64_t d = r * cols + c;
@@ -134,7 +127,8 @@ std::string meshGrid(const std::vector<AxisSize>& mesh) {
       out += "<g class=\"device\"><rect x=\"" + px(x + 1) + "\" y=\"" + px(y + 1) + "\" width=\"" +
              px(cell - 2) + "\" height=\"" + px(cell - 2) + "\"><title>device " +
              std::to_string(d) + ": " + esc(where) + "</title></rect>";
-      if (cell >= 20) out += text(x + cell / 2, y + cell / 2 + 4, std::to_string(d), "cell-label");
+      if (cell >= 20)
+        out += svgText(x + cell / 2, y + cell / 2 + 4, std::to_string(d), "cell-label");
       out += "</g>";
     }
   return out + "</svg>";
@@ -154,8 +148,7 @@ std::string shardingDrawing(const ArgView& a, const std::vector<AxisSize>& mesh)
   double off = 7, x0 = 8, y0 = 8 + off * layers;
   double textX = 190, lineH = 15;
   double h = std::max(y0 + bh + 8, 12 + lineH * static_cast<double>(rank + 1));
-  std::string out = "<svg class=\"sharding-drawing\" width=\"640\" height=\"" + px(h) +
-                    "\" viewBox=\"0 0 640 " + px(h) + "\" xmlns=\"http://www.w3.org/2000/svg\">";
+  std::string out = svgOpen("sharding-drawing", 640, h);
   // Leading dimensions: layers behind the box, outlined in the colour of an axis splitting one.
   std::string leadClass = "layer";
   for (size_t d = 0; d + 2 < rank; ++d)
@@ -189,7 +182,8 @@ std::string shardingDrawing(const ArgView& a, const std::vector<AxisSize>& mesh)
     for (int64_t j = 1; j < down.pieces; ++j)
       out += line(x0, y0 + ph * static_cast<double>(j), x0 + bw, y0 + ph * static_cast<double>(j),
                   down.classBefore(j));
-  out += text(textX, 18, shapeText(a.shape) + " → " + shapeText(a.local) + " per device", "shape");
+  out +=
+      svgText(textX, 18, shapeText(a.shape) + " → " + shapeText(a.local) + " per device", "shape");
   for (size_t d = 0; d < rank; ++d) {
     std::string s = "dim " + std::to_string(d) + ": " + std::to_string(a.shape[d]);
     std::string cls = "dim";
@@ -202,7 +196,7 @@ std::string shardingDrawing(const ArgView& a, const std::vector<AxisSize>& mesh)
     if (d < a.chunks.size() && a.chunks[d] > 1)
       s += " in " + std::to_string(a.chunks[d]) + " chunks";
     if (d < a.local.size()) s += " → " + std::to_string(a.local[d]);
-    out += text(textX, 18 + lineH * static_cast<double>(d + 1), s, cls);
+    out += svgText(textX, 18 + lineH * static_cast<double>(d + 1), s, cls);
   }
   return out + "</svg>";
 }
