@@ -399,9 +399,14 @@ int commandLineMain(int argc, char** argv) {
   }
   try {
     app.parse(normalizeArgs(std::vector<std::string>(argv + 1, argv + argc)));
+  } catch (const CLI::Success& e) { // --help, --version
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // Usage errors exit 1 like every other error (CLI11's own codes are 100 and up).
-    return app.exit(e) == 0 ? 0 : 1;
+    // Usage errors read and exit like every other error (CLI11's own codes are 100 and up).
+    bool command = !first.empty() && first[0] != '-';
+    std::cerr << "shardc: error: " << e.what() << " (see shardc " << (command ? first + " " : "")
+              << "--help)\n";
+    return 1;
   }
   // Under mpirun every rank runs this; an error on one rank must end them all.
   bool underMpi = (run->parsed() || calibrateCmd->parsed()) && mpi::launchedByMpi();

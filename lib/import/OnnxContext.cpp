@@ -5,6 +5,8 @@
 #include "shardc/support/Error.h"
 #include "shardc/transforms/Passes.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstring>
 
 namespace shardc::onnximport {
@@ -227,6 +229,16 @@ float Context::attrFloat(const std::string& name, std::optional<float> dflt) con
   }
   if (a->type() != onnx::AttributeProto::FLOAT) fail("attribute '" + name + "' must be a float");
   return a->f();
+}
+
+double Context::attrDecimal(const std::string& name, float dflt) const {
+  float f = attrFloat(name, dflt);
+  if (!std::isfinite(f)) return f;
+  char text[64];
+  auto written = std::to_chars(text, text + sizeof text, f);
+  double d = f;
+  std::from_chars(text, written.ptr, d);
+  return d;
 }
 
 std::string Context::attrString(const std::string& name, std::optional<std::string> dflt) const {

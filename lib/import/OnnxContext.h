@@ -44,6 +44,9 @@ public:
   // or for inference (it is the identity).
   bool training() const { return training_; }
   void setTraining(bool t) { training_ = t; }
+  // The graph's output names: a node whose optional outputs the graph returns asks for them.
+  std::set<std::string> graphOutputs;
+  bool isGraphOutput(size_t i) const { return graphOutputs.count(outputName(i)) != 0; }
   // The training step's random-number state, made on first use: an opt_state argument
   // [seed, step] (kRngStateName) starting at [0, 0]; its value is in `initialState`.
   Value* rngState();
@@ -90,6 +93,10 @@ public:
   void checkAllAttrsRead() const;
   int64_t attrInt(const std::string& name, std::optional<int64_t> dflt = std::nullopt) const;
   float attrFloat(const std::string& name, std::optional<float> dflt = std::nullopt) const;
+  // A float attribute as the shortest decimal that rounds to it: the value the exporter was
+  // given (PyTorch writes BatchNorm's momentum 0.1 as 1 - 0.1, stored as the float nearest
+  // 0.9), so that a float64 model computes with the user's number.
+  double attrDecimal(const std::string& name, float dflt) const;
   std::string attrString(const std::string& name,
                          std::optional<std::string> dflt = std::nullopt) const;
   std::vector<int64_t> attrInts(const std::string& name,

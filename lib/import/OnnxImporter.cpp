@@ -245,6 +245,8 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   Function* f = result.module->addFunction("main");
   Context ctx(*f, path, opset);
   ctx.setTraining(opts.training);
+  for (const auto& vi : g.output())
+    ctx.graphOutputs.insert(vi.name());
 
   std::map<std::string, const onnx::TensorProto*> initializers;
   for (const auto& t : g.initializer())

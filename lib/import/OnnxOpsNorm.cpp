@@ -33,10 +33,11 @@ std::vector<Entry> batchNormTraining(Context& c, Entry x) {
   Entry mean = c.emit1("reduce_mean", {x}, r);
   Entry centered = c.emit1("sub", {x, perChannel(c, mean, xt.rank())});
   Entry var = c.emit1("reduce_mean", {c.emit1("mul", {centered, centered})}, r);
-  Entry inv = c.emit1("rsqrt", {c.emit1("add", {var, c.scalar(t, c.attrFloat("epsilon", 1e-5f))})});
+  Entry inv =
+      c.emit1("rsqrt", {c.emit1("add", {var, c.scalar(t, c.attrDecimal("epsilon", 1e-5f))})});
   Entry y = c.emit1("mul", {centered, perChannel(c, c.emit1("mul", {c.in(1), inv}), xt.rank())});
   y = c.emit1("add", {y, perChannel(c, c.in(2), xt.rank())});
-  float momentum = c.attrFloat("momentum", 0.9f);
+  double momentum = c.attrDecimal("momentum", 0.9f);
   auto blend = [&](Entry running, Entry batch) {
     return c.emit1("add", {c.emit1("mul", {running, c.scalar(t, momentum)}),
                            c.emit1("mul", {batch, c.scalar(t, 1.0f - momentum)})});
@@ -70,23 +71,32 @@ bool batchNormTrains(const onnx::NodeProto& node, int64_t opset) {
 
 namespace {
 
+// Whether a training-mode node's updated statistics are among the graph's outputs: then the
+// model itself asks for a training-mode step (ONNX's semantics), whatever the compile is for.
+bool returnsStatistics(const Context& c) {
+  for (size_t i = 1; i < c.numOutputs(); ++i)
+    if (c.isGraphOutput(i)) return true;
+  return false;
+}
+
 // Inference batch norm: y = (x - mean) * scale / sqrt(var + eps) + bias, per channel. A
-// training-mode node outside a training import is this too, with its running statistics
-// (the optional outputs) unchanged.
+// training-mode node in an inference import is this too (PyTorch's eval mode over a
+// training export), with its running statistics unchanged, unless the graph returns them.
 std::vector<Entry> batchNorm(Context& c) {
   if (c.numInputs() != 5) c.fail("needs X, scale, B, input_mean and input_var");
   Entry x = c.in(0);
   TensorType xt = c.typeOf(x);
   if (xt.rank() < 2) c.fail("needs an input of rank >= 2");
   c.ignoreAttr("training_mode"); // read by batchNormTrains
-  if (c.training() && batchNormTrains(c.node(), c.opset())) return batchNormTraining(c, x);
+  if (batchNormTrains(c.node(), c.opset()) && (c.training() || returnsStatistics(c)))
+    return batchNormTraining(c, x);
   if (c.opset() < 7 && !c.attrInt("is_test", 0))
     c.fail("training-mode BatchNormalization is not supported yet");
   if (c.opset() < 9 && !c.attrInt("spatial", 1)) c.fail("spatial = 0 is not supported yet");
   c.ignoreAttr("momentum"); // only updates running statistics in training mode
   DType t = xt.dtype;
   auto channel = [&](Entry e) { return perChannel(c, e, xt.rank()); };
-  Entry var = c.emit1("add", {c.in(4), c.scalar(t, c.attrFloat("epsilon", 1e-5f))});
+  Entry var = c.emit1("add", {c.in(4), c.scalar(t, c.attrDecimal("epsilon", 1e-5f))});
   Entry a = c.emit1("mul", {c.in(1), c.emit1("rsqrt", {var})});
   Entry centered = c.emit1("sub", {x, channel(c.in(3))});
   std::vector<Entry> out =

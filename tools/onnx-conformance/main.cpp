@@ -1,7 +1,11 @@
 // Runs ONNX's own backend test cases (Debian's libonnx-testdata) through the importer and
 // the reference interpreter. A case whose model imports (its ops, attributes and dtypes are
 // supported) must reproduce every test data set; the number of such cases is the
-// importer's coverage figure. Exits 1 if any imported case gives wrong results.
+// importer's coverage figure. With --compiled, each such case is also compiled for inference
+// and run on the native kernels, as `shardc compile --inference` and `shardc run` do.
+// Exits 1 if any case gives wrong results either way.
+#include "shardc/driver/Driver.h"
+#include "shardc/driver/RunArrays.h"
 #include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/IR.h"
 #include "shardc/runtime/Interpreter.h"
@@ -15,6 +19,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace shardc;
@@ -50,66 +55,134 @@ const std::set<std::string> kNumpyRandom = {
     "test_training_dropout", "test_training_dropout_default", "test_training_dropout_default_mask",
     "test_training_dropout_mask"};
 
-Outcome runCase(const fs::path& dir, std::string& detail) {
+// One test data set: the function's arguments, its inputs by name and the expected graph
+// outputs (the untied results) by name.
+struct DataSet {
+  std::string name;
+  std::vector<Tensor> args;
+  std::map<std::string, Tensor> inputs;
+  std::vector<std::pair<std::string, Tensor>> wants;
+};
+
+// Reads every test data set of `dir` for `m`'s @main. Data in a dtype shardc cannot read
+// (bfloat16 data is stored as uint16) throws.
+std::vector<DataSet> readDataSets(const fs::path& dir, const ImportedModel& m) {
+  const Function& f = *m.module->functions()[0];
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  std::vector<DataSet> sets;
+  for (const fs::path& path : paths) {
+    DataSet set{path.filename().string(), {}, {}, {}};
+    size_t inputIndex = 0;
+    for (size_t i = 0; i < f.numArguments(); ++i) {
+      const Value* a = f.argument(i);
+      if (a->argKind() == ArgKind::Param) {
+        set.args.push_back(*m.weights.at(a->name()));
+      } else if (a->argKind() == ArgKind::OptState) {
+        set.args.push_back(*m.state.at(a->name()));
+      } else {
+        set.args.push_back(
+            readOnnxTensor((path / ("input_" + std::to_string(inputIndex++) + ".pb")).string()));
+        set.inputs.emplace(a->name(), set.args.back());
+      }
+    }
+    // Results tied to arguments are state the training step carries, not graph outputs.
+    for (size_t i = 0; i < f.results().size(); ++i)
+      if (f.results()[i].tiedArg < 0)
+        set.wants.emplace_back(
+            f.results()[i].name,
+            readOnnxTensor((path / ("output_" + std::to_string(i) + ".pb")).string()));
+    sets.push_back(std::move(set));
+  }
+  return sets;
+}
+
+// The case compiled for inference into `work` and run on the native kernels with each data
+// set's inputs. A compile that refuses the model (a user error) makes it Unsupported.
+Outcome runCompiled(const fs::path& dir, const fs::path& work, const std::vector<DataSet>& sets,
+                    std::string& detail) {
+  fs::remove_all(work);
+  CompileOptions co;
+  co.model = (dir / "model.onnx").string();
+  co.inference = true;
+  co.outputFolder = work.string();
+  co.pefName = "case";
+  RunOptions ro;
+  ro.threads = 1;
+  try {
+    ro.pef = compileModel(co).pefPath;
+  } catch (const Error& e) {
+    detail = std::string("compile: ") + e.what();
+    return Outcome::Unsupported;
+  }
+  for (const DataSet& set : sets) {
+    RunArrays arrays;
+    arrays.inputs = set.inputs;
+    try {
+      runPef(ro, &arrays);
+    } catch (const Error& e) {
+      detail = set.name + ": run: " + e.what();
+      return Outcome::Fail;
+    }
+    for (const auto& [name, want] : set.wants) {
+      auto got = std::find_if(arrays.outputs.begin(), arrays.outputs.end(),
+                              [&](const auto& o) { return o.first == name; });
+      std::string err = got == arrays.outputs.end() ? "missing" : compare(got->second, want);
+      if (!err.empty()) {
+        detail = set.name + " output " + name + " (compiled): " + err;
+        return Outcome::Fail;
+      }
+    }
+  }
+  return Outcome::Pass;
+}
+
+// The compiled run of a case the interpreter passes (--compiled).
+struct CompiledRun {
+  fs::path work; // the compile's output folder
+  Outcome outcome = Outcome::Unsupported;
+  std::string detail;
+};
+
+// The case through the importer and the interpreter; with `compiled`, then compiled too when
+// the interpreter passes.
+Outcome runCase(const fs::path& dir, CompiledRun* compiled, std::string& detail) {
   if (kNumpyRandom.count(dir.filename().string())) {
     detail = "its expected outputs are draws of numpy's random generator";
     return Outcome::Unsupported;
   }
   ImportedModel m;
+  std::vector<DataSet> sets;
   try {
     // As for a training step: the training-mode nodes of these cases expect training.
     ImportOptions options;
     options.training = true;
     m = importOnnx((dir / "model.onnx").string(), options);
+    sets = readDataSets(dir, m);
   } catch (const Error& e) {
     detail = e.what();
     return Outcome::Unsupported;
   }
   const Function& f = *m.module->functions()[0];
-  std::vector<fs::path> sets;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
-      sets.push_back(e.path());
-  std::sort(sets.begin(), sets.end());
-  for (const fs::path& set : sets) {
-    std::vector<Tensor> args, wants;
-    // Test data in a dtype shardc cannot read (bfloat16 data is stored as uint16) makes the
-    // case unsupported, not failed.
+  for (DataSet& set : sets) {
     try {
-      size_t inputIndex = 0;
-      for (size_t i = 0; i < f.numArguments(); ++i) {
-        const Value* a = f.argument(i);
-        if (a->argKind() == ArgKind::Param)
-          args.push_back(*m.weights.at(a->name()));
-        else if (a->argKind() == ArgKind::OptState)
-          args.push_back(*m.state.at(a->name()));
-        else
-          args.push_back(
-              readOnnxTensor((set / ("input_" + std::to_string(inputIndex++) + ".pb")).string()));
-      }
-      // Results tied to arguments are state the training step carries, not graph outputs.
-      for (size_t i = 0; i < f.results().size(); ++i)
-        if (f.results()[i].tiedArg < 0)
-          wants.push_back(readOnnxTensor((set / ("output_" + std::to_string(i) + ".pb")).string()));
-    } catch (const Error& e) {
-      detail = e.what();
-      return Outcome::Unsupported;
-    }
-    try {
-      std::vector<Tensor> out = interpret(f, args);
-      for (size_t i = 0; i < wants.size(); ++i) {
-        const Tensor& want = wants[i];
-        std::string err = compare(out[i], want);
+      std::vector<Tensor> out = interpret(f, set.args);
+      for (size_t i = 0; i < set.wants.size(); ++i) {
+        std::string err = compare(out[i], set.wants[i].second);
         if (!err.empty()) {
-          detail = set.filename().string() + " output " + std::to_string(i) + ": " + err;
+          detail = set.name + " output " + std::to_string(i) + ": " + err;
           return Outcome::Fail;
         }
       }
     } catch (const Error& e) {
-      detail = set.filename().string() + ": " + e.what();
+      detail = set.name + ": " + e.what();
       return Outcome::Fail;
     }
   }
+  if (compiled) compiled->outcome = runCompiled(dir, compiled->work, sets, compiled->detail);
   return Outcome::Pass;
 }
 
@@ -129,6 +202,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-pass", minPass,
                  "also fail when fewer cases pass (guards against the importer "
                  "silently rejecting what it used to support)");
+  bool compiledToo = false;
+  app.add_flag("--compiled", compiledToo,
+               "also compile each passing case for inference and run it on the native kernels");
   bool listOps = false;
   app.add_flag("--list-ops", listOps, "print the ONNX op types the importer maps, and exit");
   CLI11_PARSE(app, argc, argv);
@@ -143,6 +219,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   int totalPass = 0, totalFail = 0, totalUnsupported = 0;
+  // --compiled: pass, fail and not compiled, over the cases the interpreter passes.
+  std::map<Outcome, int> compiledTotals;
+  fs::path work = fs::temp_directory_path() / ("shardc-conformance-" + std::to_string(getpid()));
   for (const std::string& suite : suites) {
     fs::path root = fs::path(data) / suite;
     if (!fs::is_directory(root)) {
@@ -158,7 +237,14 @@ int main(int argc, char** argv) {
     int pass = 0, fail = 0, unsupported = 0;
     for (const fs::path& c : cases) {
       std::string detail;
-      Outcome o = runCase(c, detail);
+      CompiledRun compiled{work, Outcome::Unsupported, ""};
+      Outcome o = runCase(c, compiledToo ? &compiled : nullptr, detail);
+      if (compiledToo && o == Outcome::Pass) {
+        ++compiledTotals[compiled.outcome];
+        if (compiled.outcome != Outcome::Pass && (verbose || compiled.outcome == Outcome::Fail))
+          std::cout << (compiled.outcome == Outcome::Fail ? "FAIL " : "NOT COMPILED ") << suite
+                    << "/" << c.filename().string() << ": " << compiled.detail << "\n";
+      }
       if (o == Outcome::Pass)
         ++pass;
       else if (o == Outcome::Fail)
@@ -180,10 +266,16 @@ int main(int argc, char** argv) {
   }
   std::cout << "total: " << totalPass << " pass, " << totalFail << " fail, " << totalUnsupported
             << " unsupported\n";
+  if (compiledToo) {
+    fs::remove_all(work);
+    std::cout << "compiled: " << compiledTotals[Outcome::Pass] << " pass, "
+              << compiledTotals[Outcome::Fail] << " fail, " << compiledTotals[Outcome::Unsupported]
+              << " not compiled, of the " << totalPass << " the interpreter passes\n";
+  }
   if (totalPass < minPass) {
     std::cout << "error: only " << totalPass << " cases pass, expected at least " << minPass
               << "\n";
     return 1;
   }
-  return totalFail ? 1 : 0;
+  return totalFail || compiledTotals[Outcome::Fail] ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 """Compiles a model, checks that its executable plan runs no op on a reference kernel, runs
 it compiled (native f32 kernels) and through the reference interpreter, and compares every
-output (and, for training, the weights after the steps): max |compiled - reference| /
-max |reference| per array must stay within --max-rel.
+output (and, for training, every step's outputs, the weights and the optimizer and model
+state after the steps): max |compiled - reference| / max |reference| per array must stay
+within --max-rel (--weight-max-rel for weights and state).
 
 usage: compiled_vs_reference.py SHARDC OUT_DIR MODEL --max-rel R [--steps N]
        [--weight-max-rel R] [--input NAME=FILE ...] [--skip WEIGHT ...] -- COMPILE_FLAGS...
@@ -45,22 +46,42 @@ for how in ("compiled", "reference"):
     if how == "reference":
         cmd.append("--reference")
     if training:
-        cmd += ["--save-weights", os.path.join(d, "weights.npz")]
+        cmd += ["--save-weights", os.path.join(d, "weights.npz"),
+                "--save-state", os.path.join(d, "state.npz")]
     subprocess.run(cmd, check=True)
     arrays = {o["name"]: np.load(os.path.join(d, o["name"] + ".npy")) for o in info["outputs"]}
     if training:
         w = np.load(os.path.join(d, "weights.npz"))
         arrays.update({"weight " + n: w[n] for n in w.files})
+        st = np.load(os.path.join(d, "state.npz"))
+        arrays.update({"state " + n: st[n] for n in st.files})
     runs[how] = arrays
+
+
+def kind(name):
+    """A state array's kind (momentum_buffer, exp_avg, running_mean...): its name's last part."""
+    return name.rsplit(".", 1)[-1] if name.startswith("state ") else name
+
+
+# A state array is compared at the scale of the largest of its kind: the moments of a
+# parameter whose true gradient is zero (a bias before a BatchNorm) are float32 noise.
+kind_scale = {}
 for name, want in runs["reference"].items():
-    if name.removeprefix("weight ") in a.skip:
+    if want.size:
+        kind_scale[kind(name)] = max(kind_scale.get(kind(name), 0.0), float(np.max(np.abs(want))))
+for name, want in runs["reference"].items():
+    if any(name.startswith(("weight ", "state ")) and name.endswith(w) for w in a.skip):
         continue
     got = runs["compiled"][name]
     if got.shape != want.shape or got.dtype != want.dtype:
         sys.exit(f"{name}: compiled {got.dtype}{list(got.shape)}, reference {want.dtype}{list(want.shape)}")
     scale = float(np.max(np.abs(want))) if want.size else 0.0
+    if name.startswith("state "):
+        scale = kind_scale.get(kind(name), scale)
     err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
-    tol = a.weight_max_rel if name.startswith("weight ") and a.weight_max_rel else a.max_rel
+    tol = a.max_rel
+    if name.startswith(("weight ", "state ")) and a.weight_max_rel:
+        tol = a.weight_max_rel
     if not (err <= tol * scale or err == 0):
         sys.exit(f"{name}: max |compiled - reference| {err} > {tol} x max |reference| {scale}")
     print("match", name)
