@@ -2,9 +2,11 @@
 """Imports, runs and trains small random-weight instances of every torchvision classification
 family and of PyTorch's own sequence models (nn.Transformer with masks, nn.LSTM, nn.GRU) with
 shardc, and prints per model the error against PyTorch: the inference output (eval mode,
-exported with PyTorch's defaults) and the losses of 3 optimizer steps (training mode,
-exported for training: BatchNorm normalizes with the batch's statistics), with the compile
-and run seconds of the training PEF.
+exported with PyTorch's defaults), the losses of 3 optimizer steps (training mode, exported
+for training: BatchNorm normalizes with the batch's statistics) and BatchNorm's running
+statistics after them; the same training PEF run through the reference interpreter
+(`--reference`) against the compiled run, every step's loss, the weights and the state; and
+the compile and run seconds of the training PEF.
 
 The CNNs train with SGD and momentum 0.9, the transformers and recurrent models with AdamW
 (weight decay 0.01); dropout and stochastic depth are off so that both sides compute the same
@@ -36,10 +38,12 @@ import time
 import warnings
 
 import numpy as np
+import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision.models as tvm
+from onnx import numpy_helper
 from torchvision.models.efficientnet import EfficientNet, MBConvConfig
 from torchvision.models.regnet import BlockParams
 from torchvision.models.resnet import Bottleneck
@@ -187,7 +191,25 @@ def prepare(model, inputs):
     return model
 
 
+def export_training(model, args, names, path):
+    """Exports for training. Tracing runs the forward once, which moves BatchNorm's running
+    statistics before the exporter reads them: the module and the file get the old ones back."""
+    buffers = {n: b.clone() for n, b in model.named_buffers()}
+    torch.onnx.export(model, args, path, input_names=names, output_names=["logits"],
+                      opset_version=14, training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    with torch.no_grad():
+        for n, b in model.named_buffers():
+            b.copy_(buffers[n])
+    graph = onnx.load(path)
+    for init in graph.graph.initializer:
+        if init.name in buffers:
+            init.CopyFrom(numpy_helper.from_array(buffers[init.name].numpy(), init.name))
+    onnx.save(graph, path)
+
+
 def torch_losses(entry, model, inputs, labels, dtype, steps=3):
+    """PyTorch's losses over the steps, and its running statistics after them."""
     model = copy.deepcopy(model).to(dtype).train()
     if entry.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=entry.lr, momentum=0.9)
@@ -202,7 +224,9 @@ def torch_losses(entry, model, inputs, labels, dtype, steps=3):
         loss.backward()
         opt.step()
         out.append(loss.item())
-    return np.array(out)
+    stats = {k: v.numpy() for k, v in model.state_dict().items()
+             if k.endswith(("running_mean", "running_var"))}
+    return np.array(out), stats
 
 
 def optimizer_flags(entry):
@@ -220,9 +244,42 @@ def shardc(args, *cmd):
     return time.perf_counter() - t
 
 
-def rel(got, want):
-    scale = float(np.max(np.abs(want)))
-    return float(np.max(np.abs(got - want))) / (scale if scale else 1.0)
+def rel(got, want, scale=None):
+    """max |got - want| over `scale` (default: max |want|)."""
+    scale = float(np.max(np.abs(want))) if scale is None else scale
+    return float(np.max(np.abs(got.astype(np.float64) - want))) / (scale if scale else 1.0)
+
+
+def stats_error(got, want):
+    """The running statistics' error: a mean at the scale of the values it averages (its
+    variance's square root), since a channel's mean may be zero in exact arithmetic."""
+    err = 0.0
+    for k, v in want.items():
+        scale = float(np.sqrt(np.max(want[k[:-4] + "var"]))) if k.endswith("mean") else None
+        err = max(err, rel(got[k], v, scale))
+    return err
+
+
+def reference_error(entry, compiled, reference):
+    """Compiled against reference: every step's loss relative to its largest; each weight
+    relative to its largest magnitude, or to the learning rate where that is larger (a bias
+    before a BatchNorm has a zero true gradient and holds float32 noise), and Adam's within a
+    quarter of the learning rate (it moves such a weight by the sign of the noise); each state
+    array at the scale of the largest of its kind (those weights' moments are noise too)."""
+    err = rel(compiled["loss"], reference["loss"])
+    adam = entry.optimizer != "sgd"
+    for k, v in reference["weights"].items():
+        e = float(np.max(np.abs(compiled["weights"][k] - v)))
+        if not (adam and e <= entry.lr / 4):
+            err = max(err, e / max(float(np.max(np.abs(v))), entry.lr))
+    kinds = {}
+    for k, v in reference["state"].items():
+        kind = k.rsplit(".", 1)[-1]
+        kinds[kind] = max(kinds.get(kind, 0.0), float(np.max(np.abs(v))) if v.size else 0.0)
+    for k, v in reference["state"].items():
+        if v.size and v.dtype.kind == "f":
+            err = max(err, rel(compiled["state"][k], v, kinds[k.rsplit(".", 1)[-1]]))
+    return err
 
 
 def check(args, entry):
@@ -240,7 +297,7 @@ def check(args, entry):
         flags += ["--input", "%s=%s/%s.npy" % (k, d, k)]
     np.save(d + "/y.npy", labels.numpy())
     names, args_ = list(inputs), tuple(inputs.values())
-    row, failures = [None] * 5, []
+    row, failures = [None] * 7, []
     try:
         model.eval()
         torch.onnx.export(model, args_, d + "/eval.onnx", input_names=names,
@@ -255,18 +312,26 @@ def check(args, entry):
         failures.append("inference fails: %s" % str(e).splitlines()[0][:100])
     try:
         model.train()
-        torch.onnx.export(model, args_, d + "/train.onnx", input_names=names,
-                          output_names=["logits"], opset_version=14,
-                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
-        want = torch_losses(entry, model, inputs, labels, torch.float64)
-        f32 = torch_losses(entry, model, inputs, labels, torch.float32)
+        export_training(model, args_, names, d + "/train.onnx")
+        want, want_stats = torch_losses(entry, model, inputs, labels, torch.float64)
+        f32, _ = torch_losses(entry, model, inputs, labels, torch.float32)
         tc = shardc(args, "compile", d + "/train.onnx", "--loss", "cross-entropy", "--labels", "y",
                     *optimizer_flags(entry), "--pef-name", "train", "--output-folder", d)
-        tr = shardc(args, "run", "--pef", d + "/train/train.pef", *flags, "--input",
-                    "y=" + d + "/y.npy", "--steps", "3", "--output-dir", d + "/train-out")
-        got = np.load(d + "/train-out/loss.npy")
+        runs, tr = {}, None
+        for how in ("compiled", "reference"):
+            out = "%s/train-%s" % (d, how)
+            t = shardc(args, "run", "--pef", d + "/train/train.pef", *flags, "--input",
+                       "y=" + d + "/y.npy", "--steps", "3", "--output-dir", out,
+                       "--save-weights", out + "/w.npz", "--save-state", out + "/s.npz",
+                       *(["--reference"] if how == "reference" else []))
+            tr = tr or t
+            runs[how] = {"loss": np.load(out + "/loss.npy"), "weights": dict(np.load(out + "/w.npz")),
+                         "state": dict(np.load(out + "/s.npz"))}
+        got = runs["compiled"]["loss"]
         err = lambda a: float(np.max(np.abs(a - want) / np.abs(want)))
-        row[1:] = [err(got), err(f32), tc, tr]
+        stats = stats_error(runs["compiled"]["state"], want_stats) if want_stats else None
+        row[1:] = [err(got), err(f32), stats, reference_error(entry, runs["compiled"],
+                                                             runs["reference"]), tc, tr]
     except Exception as e:
         failures.append("training fails: %s" % str(e).splitlines()[0][:100])
     return row, failures
@@ -286,17 +351,21 @@ def main():
     if unknown:
         sys.exit("model_zoo.py: unknown model(s) %s" % ", ".join(sorted(unknown)))
     print("max relative error against PyTorch (training: 3 steps against float64, with "
-          "PyTorch's own float32 run beside it); compile and run seconds of the training PEF")
-    print("%-30s %10s %10s %10s %8s %6s" % ("model", "inference", "training", "torch f32",
-                                             "compile", "run"))
+          "PyTorch's own float32 run beside it; BatchNorm's running statistics after them); "
+          "compiled against --reference (losses, weights, state); compile and run seconds of "
+          "the training PEF")
+    print("%-30s %10s %10s %10s %10s %10s %8s %6s" % ("model", "inference", "training",
+                                                      "torch f32", "statistics", "reference",
+                                                      "compile", "run"))
     bad = []
     for e in entries:
         row, failures = check(args, e)
-        cells = [("%.1e" if i < 3 else "%.1f") % v if v is not None else "-"
+        cells = [("%.1e" if i < 5 else "%.1f") % v if v is not None else "-"
                  for i, v in enumerate(row)]
-        cells = [c.rjust(w) for c, w in zip(cells, (10, 10, 10, 8, 6))]
+        cells = [c.rjust(w) for c, w in zip(cells, (10, 10, 10, 10, 10, 8, 6))]
         print("%-30s %s %s" % (e.name, " ".join(cells), "; ".join(failures)), flush=True)
-        if args.max_rel is not None and (failures or max(row[0:2]) > args.max_rel):
+        checked = [row[0], row[1], row[3] or 0.0, row[4]]
+        if args.max_rel is not None and (failures or max(checked) > args.max_rel):
             bad.append(e.name)
     if bad:
         sys.exit("model_zoo.py: over --max-rel %g or failing: %s" % (args.max_rel, ", ".join(bad)))

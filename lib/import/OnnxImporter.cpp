@@ -158,11 +158,13 @@ TensorType inputType(const onnx::ValueInfoProto& vi, const ImportOptions& opts,
 
 } // namespace
 
-Tensor readOnnxTensor(const std::string& path) {
+Tensor readOnnxTensor(const std::string& path, std::optional<DType> as) {
   onnx::TensorProto t;
   if (!t.ParseFromString(readFile(path))) throw Error(path + ": not a serialized ONNX tensor");
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(path + ": external tensor data is not supported here");
+  if (as == DType::BF16 && t.data_type() == onnx::TensorProto::UINT16)
+    t.set_data_type(onnx::TensorProto::BFLOAT16);
   return tensorFromProto(t, path);
 }
 

@@ -187,12 +187,14 @@ NpyHeader parseNpyHeader(std::string_view bytes, const std::string& path) {
     dtype = DType::I32;
   else if (descr == "'|b1'")
     dtype = DType::I1;
+  else if (descr == "'<u2'") // numpy has no bfloat16: its bits, as the Python module hands them
+    dtype = DType::BF16;
   else if (descr.size() > 1 && descr[1] == '>')
     throw Error(path + ": big-endian .npy dtype " + descr +
                 " is not supported; save as little-endian");
   else
     throw Error(path + ": unsupported .npy dtype " + descr +
-                " (supported: <f4 <f8 <f2 <i8 <i4 |b1)");
+                " (supported: <f4 <f8 <f2 <i8 <i4 |b1, and <u2 for bfloat16 bits)");
   if (h.fortranOrder == "True")
     throw Error(path + ": Fortran-order .npy arrays are not supported; save with C order");
   if (h.fortranOrder != "False")

@@ -55,6 +55,10 @@ const std::set<std::string> kNumpyRandom = {
     "test_training_dropout", "test_training_dropout_default", "test_training_dropout_default_mask",
     "test_training_dropout_mask"};
 
+// Cases whose expected outputs were made by truncating float32 to bfloat16 (ONNX 1.12's
+// generator), where ONNX's helper, PyTorch and shardc round to nearest even.
+const std::set<std::string> kTruncatedBf16 = {"test_cast_FLOAT_to_BFLOAT16"};
+
 // One test data set: the function's arguments, its inputs by name and the expected graph
 // outputs (the untied results) by name.
 struct DataSet {
@@ -64,8 +68,8 @@ struct DataSet {
   std::vector<std::pair<std::string, Tensor>> wants;
 };
 
-// Reads every test data set of `dir` for `m`'s @main. Data in a dtype shardc cannot read
-// (bfloat16 data is stored as uint16) throws.
+// Reads every test data set of `dir` for `m`'s @main (bfloat16 data, stored as UINT16, read
+// as bfloat16 bits where the model says bfloat16). Data in a dtype shardc cannot read throws.
 std::vector<DataSet> readDataSets(const fs::path& dir, const ImportedModel& m) {
   const Function& f = *m.module->functions()[0];
   std::vector<fs::path> paths;
@@ -84,8 +88,11 @@ std::vector<DataSet> readDataSets(const fs::path& dir, const ImportedModel& m) {
       } else if (a->argKind() == ArgKind::OptState) {
         set.args.push_back(*m.state.at(a->name()));
       } else {
-        set.args.push_back(
-            readOnnxTensor((path / ("input_" + std::to_string(inputIndex++) + ".pb")).string()));
+        fs::path file = path / ("input_" + std::to_string(inputIndex++) + ".pb");
+        set.args.push_back(readOnnxTensor(file.string(), a->type().dtype));
+        if (set.args.back().type() != a->type())
+          throw Error(file.string() + " holds " + set.args.back().type().str() +
+                      ", where the model declares " + a->type().str());
         set.inputs.emplace(a->name(), set.args.back());
       }
     }
@@ -94,7 +101,8 @@ std::vector<DataSet> readDataSets(const fs::path& dir, const ImportedModel& m) {
       if (f.results()[i].tiedArg < 0)
         set.wants.emplace_back(
             f.results()[i].name,
-            readOnnxTensor((path / ("output_" + std::to_string(i) + ".pb")).string()));
+            readOnnxTensor((path / ("output_" + std::to_string(i) + ".pb")).string(),
+                           f.results()[i].value->type().dtype));
     sets.push_back(std::move(set));
   }
   return sets;
@@ -152,6 +160,11 @@ struct CompiledRun {
 Outcome runCase(const fs::path& dir, CompiledRun* compiled, std::string& detail) {
   if (kNumpyRandom.count(dir.filename().string())) {
     detail = "its expected outputs are draws of numpy's random generator";
+    return Outcome::Unsupported;
+  }
+  if (kTruncatedBf16.count(dir.filename().string())) {
+    detail = "its expected outputs truncate float to bfloat16, where shardc rounds to nearest "
+             "even (as PyTorch and ONNX's own float32_to_bfloat16 do)";
     return Outcome::Unsupported;
   }
   ImportedModel m;

@@ -68,8 +68,10 @@ struct ImportedModel {
 // time. Throws shardc::Error naming the file, and for op problems the node, op type and opset.
 ImportedModel importOnnx(const std::string& path, const ImportOptions& options);
 
-// Reads a serialized ONNX TensorProto (.pb file, as in ONNX's backend test data).
-Tensor readOnnxTensor(const std::string& path);
+// Reads a serialized ONNX TensorProto (.pb file, as in ONNX's backend test data). That data
+// holds bfloat16 tensors as UINT16 (numpy has no bfloat16): with `as` BF16, such a tensor is
+// read as bfloat16 bits.
+Tensor readOnnxTensor(const std::string& path, std::optional<DType> as = std::nullopt);
 
 // The ONNX op types the importer maps, sorted.
 std::vector<std::string> supportedOnnxOps();

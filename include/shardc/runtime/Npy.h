@@ -1,6 +1,6 @@
 // Reading and writing numpy .npy files (format versions 1.0 to 3.0, little-endian,
-// C order): f32, f64, f16, i64, i32 and bool. bfloat16 has no numpy dtype and is
-// written as f32.
+// C order): f32, f64, f16, i64, i32 and bool. bfloat16 has no numpy dtype: it is read from
+// uint16 arrays of its bits (<u2) and written as f32.
 #pragma once
 
 #include "shardc/ir/Tensor.h"
