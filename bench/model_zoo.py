@@ -209,7 +209,8 @@ def export_training(model, args, names, path):
 
 
 def torch_losses(entry, model, inputs, labels, dtype, steps=3):
-    """PyTorch's losses over the steps, and its running statistics after them."""
+    """PyTorch's losses over the steps, and every array after them (weights, optimizer state
+    as `NAME.momentum_buffer`, `NAME.exp_avg`..., running statistics), in float64."""
     model = copy.deepcopy(model).to(dtype).train()
     if entry.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=entry.lr, momentum=0.9)
@@ -224,9 +225,16 @@ def torch_losses(entry, model, inputs, labels, dtype, steps=3):
         loss.backward()
         opt.step()
         out.append(loss.item())
-    stats = {k: v.numpy() for k, v in model.state_dict().items()
-             if k.endswith(("running_mean", "running_var"))}
-    return np.array(out), stats
+    arrays = {k: v.double().numpy() for k, v in model.state_dict().items()}
+    for n, p in model.named_parameters():
+        for k, v in opt.state[p].items():
+            if torch.is_tensor(v) and v.dim():
+                arrays[n + "." + k] = v.double().numpy()
+    return np.array(out), arrays
+
+
+def statistics(arrays):
+    return {k: v for k, v in arrays.items() if k.endswith(("running_mean", "running_var"))}
 
 
 def optimizer_flags(entry):
@@ -260,25 +268,38 @@ def stats_error(got, want):
     return err
 
 
-def reference_error(entry, compiled, reference):
+def reference_error(entry, compiled, reference, torch32, torch64, max_rel):
     """Compiled against reference: every step's loss relative to its largest; each weight
     relative to its largest magnitude, or to the learning rate where that is larger (a bias
     before a BatchNorm has a zero true gradient and holds float32 noise), and Adam's within a
     quarter of the learning rate (it moves such a weight by the sign of the noise); each state
-    array at the scale of the largest of its kind (those weights' moments are noise too)."""
+    array at the scale of the largest of its kind (those weights' moments are noise too).
+    Some gradients cancel large terms (the deep families without residual paths explode their
+    gradients at initialization), and float32 accumulation then misses them by percents in any
+    implementation, PyTorch's included, while the reference accumulates in double: an array's
+    error is divided by how many times PyTorch's own float32 error on it (against float64,
+    times 4) exceeds `max_rel`, if it does, so that such arrays are held to 4 times PyTorch's."""
     err = rel(compiled["loss"], reference["loss"])
     adam = entry.optimizer != "sgd"
+
+    def allowance(k, got, scale):
+        if k in torch32 and k in torch64 and torch32[k].shape == got.shape:
+            return max(1.0, 4 * rel(torch32[k], torch64[k], scale) / max_rel)
+        return 1.0
+
     for k, v in reference["weights"].items():
         e = float(np.max(np.abs(compiled["weights"][k] - v)))
         if not (adam and e <= entry.lr / 4):
-            err = max(err, e / max(float(np.max(np.abs(v))), entry.lr))
+            scale = max(float(np.max(np.abs(v))), entry.lr)
+            err = max(err, e / scale / allowance(k, v, scale))
     kinds = {}
     for k, v in reference["state"].items():
         kind = k.rsplit(".", 1)[-1]
         kinds[kind] = max(kinds.get(kind, 0.0), float(np.max(np.abs(v))) if v.size else 0.0)
     for k, v in reference["state"].items():
         if v.size and v.dtype.kind == "f":
-            err = max(err, rel(compiled["state"][k], v, kinds[k.rsplit(".", 1)[-1]]))
+            scale = kinds[k.rsplit(".", 1)[-1]]
+            err = max(err, rel(compiled["state"][k], v, scale) / allowance(k, v, scale))
     return err
 
 
@@ -313,8 +334,9 @@ def check(args, entry):
     try:
         model.train()
         export_training(model, args_, names, d + "/train.onnx")
-        want, want_stats = torch_losses(entry, model, inputs, labels, torch.float64)
-        f32, _ = torch_losses(entry, model, inputs, labels, torch.float32)
+        want, torch64 = torch_losses(entry, model, inputs, labels, torch.float64)
+        f32, torch32 = torch_losses(entry, model, inputs, labels, torch.float32)
+        want_stats = statistics(torch64)
         tc = shardc(args, "compile", d + "/train.onnx", "--loss", "cross-entropy", "--labels", "y",
                     *optimizer_flags(entry), "--pef-name", "train", "--output-folder", d)
         runs, tr = {}, None
@@ -330,8 +352,9 @@ def check(args, entry):
         got = runs["compiled"]["loss"]
         err = lambda a: float(np.max(np.abs(a - want) / np.abs(want)))
         stats = stats_error(runs["compiled"]["state"], want_stats) if want_stats else None
-        row[1:] = [err(got), err(f32), stats, reference_error(entry, runs["compiled"],
-                                                             runs["reference"]), tc, tr]
+        row[1:] = [err(got), err(f32), stats,
+                   reference_error(entry, runs["compiled"], runs["reference"], torch32, torch64,
+                                   args.max_rel or 1e-4), tc, tr]
     except Exception as e:
         failures.append("training fails: %s" % str(e).splitlines()[0][:100])
     return row, failures
