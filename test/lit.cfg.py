@@ -20,8 +20,13 @@ config.substitutions.append(("%python", config.python_executable))
 
 # The sanitized build (ASan + UBSan, several times slower) skips the largest zoo models; one
 # model per family still runs under it, and all of them in the release build.
+# The zoo's reference runs (the interpreter, minutes per model under the sanitizers) happen in
+# the release build only.
 if getattr(config, "shardc_sanitize", "OFF").upper() in ("ON", "TRUE", "1"):
     config.available_features.add("sanitize")
+    config.substitutions.append(("%zoo-reference", "--no-reference"))
+else:
+    config.substitutions.append(("%zoo-reference", ""))
 
 # MPI tests (REQUIRES: mpi) need mpirun; as root it refuses to start without the first flag.
 mpirun = shutil.which("mpirun")

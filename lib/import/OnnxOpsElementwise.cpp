@@ -48,7 +48,7 @@ std::vector<Entry> thresholdedRelu(Context& c) {
 }
 
 // max(0, min(1, alpha * x + beta)), shared by HardSigmoid and HardSwish.
-Entry hardSigmoidOf(Context& c, Entry x, float alpha, float beta) {
+Entry hardSigmoidOf(Context& c, Entry x, double alpha, double beta) {
   Entry y = c.emit1("add", {c.emit1("mul", {x, scalarLike(c, x, alpha)}), scalarLike(c, x, beta)});
   return c.emit1("max", {c.emit1("min", {y, scalarLike(c, x, 1)}), scalarLike(c, x, 0)});
 }
@@ -59,7 +59,7 @@ std::vector<Entry> hardSigmoid(Context& c) {
 
 std::vector<Entry> hardSwish(Context& c) {
   Entry x = c.in(0);
-  return c.emit("mul", {x, hardSigmoidOf(c, x, 1.0f / 6, 0.5f)});
+  return c.emit("mul", {x, hardSigmoidOf(c, x, 1.0 / 6, 0.5)}); // the spec's 1/6, exactly
 }
 
 // alpha * (e^x - 1)
