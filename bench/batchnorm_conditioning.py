@@ -20,11 +20,10 @@ import subprocess
 import warnings
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
 import torchvision.models as tvm
-from onnx import numpy_helper
+from training_export import export_training
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -46,27 +45,12 @@ def torch_losses(model, x, y, dtype, steps, lr, perturb=0.0):
     return out
 
 
-def export(model, x, path):
-    """A training-mode export whose BatchNorm statistics are the module's (tracing moves them)."""
-    buffers = {n: b.clone() for n, b in model.named_buffers()}
-    torch.onnx.export(model, x, path, input_names=["x"], output_names=["logits"],
-                      opset_version=14, training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    with torch.no_grad():
-        for n, b in model.named_buffers():
-            b.copy_(buffers[n])
-    graph = onnx.load(path)
-    for init in graph.graph.initializer:
-        if init.name in buffers:
-            init.CopyFrom(numpy_helper.from_array(buffers[init.name].numpy(), init.name))
-    onnx.save(graph, path)
-
-
 def shardc_losses(args, model, x, y, dtype, reference):
     d = os.path.join(args.out, str(dtype).split(".")[-1])
     os.makedirs(d, exist_ok=True)
     if not os.path.exists(d + "/model.onnx"):
-        export(copy.deepcopy(model).to(dtype).train(), x.to(dtype), d + "/model.onnx")
+        export_training(copy.deepcopy(model).to(dtype).train(), x.to(dtype), d + "/model.onnx",
+                        ["x"])
         np.save(d + "/x.npy", x.to(dtype).numpy())
         np.save(d + "/y.npy", y.numpy())
         subprocess.run([args.shardc, "compile", d + "/model.onnx", "--loss", "cross-entropy",

@@ -38,16 +38,15 @@ import time
 import warnings
 
 import numpy as np
-import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision.models as tvm
-from onnx import numpy_helper
 from torchvision.models.efficientnet import EfficientNet, MBConvConfig
 from torchvision.models.regnet import BlockParams
 from torchvision.models.resnet import Bottleneck
 from torchvision.ops import StochasticDepth
+from training_export import export_training
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 CLASSES = 10
@@ -191,23 +190,6 @@ def prepare(model, inputs):
     return model
 
 
-def export_training(model, args, names, path):
-    """Exports for training. Tracing runs the forward once, which moves BatchNorm's running
-    statistics before the exporter reads them: the module and the file get the old ones back."""
-    buffers = {n: b.clone() for n, b in model.named_buffers()}
-    torch.onnx.export(model, args, path, input_names=names, output_names=["logits"],
-                      opset_version=14, training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    with torch.no_grad():
-        for n, b in model.named_buffers():
-            b.copy_(buffers[n])
-    graph = onnx.load(path)
-    for init in graph.graph.initializer:
-        if init.name in buffers:
-            init.CopyFrom(numpy_helper.from_array(buffers[init.name].numpy(), init.name))
-    onnx.save(graph, path)
-
-
 def torch_losses(entry, model, inputs, labels, dtype, steps=3):
     """PyTorch's losses over the steps, and every array after them (weights, optimizer state
     as `NAME.momentum_buffer`, `NAME.exp_avg`..., running statistics), in float64."""
@@ -333,7 +315,7 @@ def check(args, entry):
         failures.append("inference fails: %s" % str(e).splitlines()[0][:100])
     try:
         model.train()
-        export_training(model, args_, names, d + "/train.onnx")
+        export_training(model, args_, d + "/train.onnx", names)
         want, torch64 = torch_losses(entry, model, inputs, labels, torch.float64)
         f32, torch32 = torch_losses(entry, model, inputs, labels, torch.float32)
         want_stats = statistics(torch64)

@@ -23,12 +23,14 @@ import sys
 import warnings
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
 import torchvision.models as tvm
-from onnx import numpy_helper
 from torchvision.ops import StochasticDepth
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..",
+                                "bench"))
+from training_export import export_training  # noqa: E402
 
 FAMILIES = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0",
             "shufflenet_v2_x0_5", "regnet_y_400mf", "densenet121", "mnasnet0_5"]
@@ -47,28 +49,6 @@ def rel(got, want, floor=0.0):
     scale = max(float(np.max(np.abs(want))), floor)
     err = float(np.max(np.abs(got - want)))
     return err / scale if scale else err
-
-
-def export(model, x, path):
-    """Exports in training mode. Tracing runs the forward once, which moves the BatchNorm
-    statistics before the exporter reads them: the module and the file get the old ones back,
-    so that both sides start alike."""
-    buffers = {n: b.clone() for n, b in model.named_buffers()}
-    torch.onnx.export(model, x, path, input_names=["x"], output_names=["logits"],
-                      opset_version=14, training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    with torch.no_grad():
-        for n, b in model.named_buffers():
-            b.copy_(buffers[n])
-    graph = onnx.load(path)
-    stats = {n for n in buffers if n.endswith(("running_mean", "running_var"))}
-    for init in graph.graph.initializer:
-        if init.name in stats:
-            init.CopyFrom(numpy_helper.from_array(buffers[init.name].numpy(), init.name))
-            stats.remove(init.name)
-    if stats:
-        sys.exit("check.py: the export lost statistics %s" % sorted(stats)[:3])
-    onnx.save(graph, path)
 
 
 class ExportedHardsigmoid(torch.nn.Module):
@@ -120,7 +100,7 @@ def check(args, name, opt):
             m.p = 0.0
     x = torch.randn(args.batch, 3, args.res, args.res, dtype=torch.float64)
     y = torch.randint(0, 10, (args.batch,))
-    export(model, x, d + "/model.onnx")
+    export_training(model, x, d + "/model.onnx", ["x"])
     np.save(d + "/x.npy", x.numpy())
     np.save(d + "/y.npy", y.numpy())
     make_opt, flags = OPTIMIZERS[opt]
