@@ -18,7 +18,6 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <set>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -49,15 +48,18 @@ std::string compare(const Tensor& got, const Tensor& want) {
   return "";
 }
 
-// Cases whose expected outputs are draws of numpy's random generator (dropout masks at a
-// non-zero ratio): no other generator reproduces them.
-const std::set<std::string> kNumpyRandom = {
-    "test_training_dropout", "test_training_dropout_default", "test_training_dropout_default_mask",
-    "test_training_dropout_mask"};
-
-// Cases whose expected outputs were made by truncating float32 to bfloat16 (ONNX 1.12's
-// generator), where ONNX's helper, PyTorch and shardc round to nearest even.
-const std::set<std::string> kTruncatedBf16 = {"test_cast_FLOAT_to_BFLOAT16"};
+// Cases no correct implementation reproduces, and why.
+const std::map<std::string, std::string> kUnreproducible = {
+    // Dropout masks at a non-zero ratio: no other generator draws them.
+    {"test_training_dropout", "its expected outputs are draws of numpy's random generator"},
+    {"test_training_dropout_default", "its expected outputs are draws of numpy's random generator"},
+    {"test_training_dropout_default_mask",
+     "its expected outputs are draws of numpy's random generator"},
+    {"test_training_dropout_mask", "its expected outputs are draws of numpy's random generator"},
+    // ONNX 1.12's generator truncated; its own float32_to_bfloat16 rounds.
+    {"test_cast_FLOAT_to_BFLOAT16",
+     "its expected outputs truncate float to bfloat16, where shardc rounds to nearest even (as "
+     "PyTorch and ONNX's own float32_to_bfloat16 do)"}};
 
 // One test data set: the function's arguments, its inputs by name and the expected graph
 // outputs (the untied results) by name.
@@ -158,13 +160,8 @@ struct CompiledRun {
 // The case through the importer and the interpreter; with `compiled`, then compiled too when
 // the interpreter passes.
 Outcome runCase(const fs::path& dir, CompiledRun* compiled, std::string& detail) {
-  if (kNumpyRandom.count(dir.filename().string())) {
-    detail = "its expected outputs are draws of numpy's random generator";
-    return Outcome::Unsupported;
-  }
-  if (kTruncatedBf16.count(dir.filename().string())) {
-    detail = "its expected outputs truncate float to bfloat16, where shardc rounds to nearest "
-             "even (as PyTorch and ONNX's own float32_to_bfloat16 do)";
+  if (auto why = kUnreproducible.find(dir.filename().string()); why != kUnreproducible.end()) {
+    detail = why->second;
     return Outcome::Unsupported;
   }
   ImportedModel m;
