@@ -9,16 +9,23 @@
 #include "shardc/pef/Pef.h"
 #include "shardc/runtime/MpiCollectives.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/Interrupt.h"
 
 #include <algorithm>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <thread>
 
 namespace py = pybind11;
 using namespace shardc;
@@ -115,9 +122,54 @@ std::vector<std::pair<std::string, SampleArray>> sampleArrays(const py::dict& d,
     });
     out.emplace_back(name,
                      SampleArray{what + " '" + name + "'", typeOf(a, what + " '" + name + "'"),
-                                 static_cast<const uint8_t*>(a.data()), owner});
+                                 static_cast<const uint8_t*>(a.data()), owner, nullptr});
   }
   return out;
+}
+
+// Runs `work` on a worker thread while this (the calling Python) thread waits, the GIL
+// released, and runs Python's signal handlers every 100 ms: a handler that raises
+// (Ctrl-C's KeyboardInterrupt) asks the work to stop (Interrupt.h) and its exception is
+// returned, for the caller to raise once it has kept what the work finished. None otherwise.
+// The work's own exception is rethrown unless a handler's came first.
+py::object runWatchingSignals(const std::function<void()>& work) {
+  std::atomic<bool> stop{false};
+  std::exception_ptr failure;
+  py::object raised = py::none();
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  {
+    py::gil_scoped_release release;
+    std::thread worker([&] {
+      InterruptScope scope(stop);
+      try {
+        work();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(m);
+      done = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(m);
+    while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) {
+      if (stop) continue;
+      lock.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {
+          raised = py::error_already_set().value();
+          stop = true;
+        }
+      }
+      lock.lock();
+    }
+    lock.unlock();
+    worker.join();
+  }
+  if (failure && raised.is_none()) std::rethrow_exception(failure);
+  return raised;
 }
 
 py::dict compileCommand(const std::vector<std::string>& args, const std::string& recordedModel) {
@@ -126,11 +178,9 @@ py::dict compileCommand(const std::vector<std::string>& args, const std::string&
   if (!recordedModel.empty())
     std::replace(o.commandLine.begin(), o.commandLine.end(), o.model, recordedModel);
   CompileResult r;
-  {
-    py::gil_scoped_release release;
-    r = compileModel(o);
-  }
+  py::object interrupted = runWatchingSignals([&] { r = compileModel(o); });
   py::dict out;
+  out["interrupted"] = interrupted;
   out["pef"] = r.pefPath;
   out["log"] = r.logPath;
   out["estimate"] = r.estimate;
@@ -154,12 +204,13 @@ py::dict runCommand(const std::vector<std::string>& args, const py::dict& inputs
   arrays.evalData = sampleArrays(evalData, "eval data");
   if (!weights.is_none()) arrays.weights = namedTensors(weights.cast<py::dict>(), "weights");
   if (!state.is_none()) arrays.state = namedTensors(state.cast<py::dict>(), "state");
-  {
-    py::gil_scoped_release release;
+  py::object interrupted = runWatchingSignals([&] {
     runPef(o, &arrays);
     std::fflush(stdout);
-  }
+  });
   py::dict out;
+  out["interrupted"] = interrupted;
+  out["steps_run"] = arrays.stepsRun;
   out["outputs"] = toDict(std::move(arrays.outputs));
   out["params"] = toDict(std::move(arrays.params));
   out["state"] = toDict(std::move(arrays.stateAfter));
@@ -217,11 +268,13 @@ PYBIND11_MODULE(_shardc, m) {
   });
   m.def("compile", &compileCommand, py::arg("args"), py::arg("recorded_model") = "",
         "Compiles as `shardc compile ARGS...` (ARGS from `compile` on), recording the model as "
-        "`recorded_model` when given; returns {pef, log, estimate}.");
+        "`recorded_model` when given; returns {pef, log, estimate, interrupted} (interrupted: "
+        "the exception a signal handler raised, or None).");
   m.def("run", &runCommand, py::arg("args"), py::arg("inputs"), py::arg("data"),
         py::arg("eval_data"), py::arg("weights"), py::arg("state"), py::arg("steps_before") = 0,
         "Runs as `shardc run ARGS...` with arrays in place of files; returns {outputs, params, "
-        "state, records}.");
+        "state, records, interrupted, steps_run} (interrupted: the exception a signal handler "
+        "raised, the run having stopped after steps_run steps; else None).");
   m.def(
       "inspect",
       [](const std::string& path, bool json, bool sections) {

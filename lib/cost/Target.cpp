@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <set>
 
@@ -22,6 +23,8 @@ double Target::flopsFor(DType t) const {
 }
 
 namespace {
+
+constexpr int64_t kMaxUnits = 1'000'000'000, kMaxDevicesPerNode = 1'000'000;
 
 class TargetReader {
 public:
@@ -81,13 +84,26 @@ public:
       fail(n.Mark(), "field '" + field + "' must be " + rule + " (got " + shown(n) + ")");
     return v;
   }
-  double positive(const YAML::Node& n, const std::string& field) const {
+  // A figure within the physical range [lo, hi] of its unit: a typo such as 1e-9 for 1e9
+  // is refused here instead of reaching the cost model as a rate of nothing.
+  double physical(const YAML::Node& n, const std::string& field, double lo, double hi,
+                  const char* unit) const {
+    char rule[96];
+    std::snprintf(rule, sizeof rule, "within [%g, %g] %s", lo, hi, unit);
     return number(
-        n, field, [](double v) { return v > 0; }, "positive");
+        n, field, [&](double v) { return v >= lo && v <= hi; }, rule);
   }
-  double nonNegative(const YAML::Node& n, const std::string& field) const {
-    return number(
-        n, field, [](double v) { return v >= 0; }, "zero or positive");
+  double flopRate(const YAML::Node& n, const std::string& field) const {
+    return physical(n, field, 1e6, 1e18, "FLOP/s");
+  }
+  double bandwidth(const YAML::Node& n, const std::string& field) const {
+    return physical(n, field, 1e3, 1e16, "bytes/s");
+  }
+  double bytes(const YAML::Node& n, const std::string& field) const {
+    return physical(n, field, 1, 1e16, "bytes");
+  }
+  double seconds(const YAML::Node& n, const std::string& field) const {
+    return physical(n, field, 0, 10, "s");
   }
   double fraction(const YAML::Node& n, const std::string& field) const {
     return number(
@@ -97,25 +113,25 @@ public:
     return number(
         n, field, [](double v) { return v >= 0 && v <= 1; }, "in [0, 1]");
   }
-  int64_t integer(const YAML::Node& n, const std::string& field, int64_t min) const {
+  int64_t integer(const YAML::Node& n, const std::string& field, int64_t min, int64_t max) const {
     int64_t v = 0;
     try {
       v = n.as<int64_t>();
     } catch (const YAML::Exception&) {
       fail(n.Mark(), "field '" + field + "' must be an integer (got " + shown(n) + ")");
     }
-    if (v < min)
-      fail(n.Mark(), "field '" + field + "' must be at least " + std::to_string(min) + " (got " +
-                         shown(n) + ")");
+    if (v < min || v > max)
+      fail(n.Mark(), "field '" + field + "' must be within [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "] (got " + shown(n) + ")");
     return v;
   }
 
   LinkSpec link(const YAML::Node& n, const std::string& field) const {
     auto f = fields(n, field, {"bandwidth", "latency", "oversubscribed_wait"});
-    LinkSpec l{positive(require(f, "bandwidth", field + "."), field + ".bandwidth"),
-               nonNegative(require(f, "latency", field + "."), field + ".latency")};
+    LinkSpec l{bandwidth(require(f, "bandwidth", field + "."), field + ".bandwidth"),
+               seconds(require(f, "latency", field + "."), field + ".latency")};
     if (auto it = f.find("oversubscribed_wait"); it != f.end())
-      l.oversubscribedWait = nonNegative(it->second, field + ".oversubscribed_wait");
+      l.oversubscribedWait = seconds(it->second, field + ".oversubscribed_wait");
     return l;
   }
 
@@ -124,7 +140,7 @@ public:
     for (const auto& [key, value] : fields(n, "peak_flops", {})) {
       std::optional<DType> t = parseDType(key);
       if (!t) fail(n.Mark(), "field 'peak_flops' has an unknown dtype '" + key + "'");
-      out[*t] = positive(value, "peak_flops." + key);
+      out[*t] = flopRate(value, "peak_flops." + key);
     }
     if (!out.count(DType::F32))
       fail(YAML::Mark::null_mark(),
@@ -142,9 +158,10 @@ public:
       fail(f.at("model").Mark(),
            "field 'section.model' must be kernel or pipeline (got " + model + ")");
     s.model = model == "pipeline" ? SectionSpec::Model::Pipeline : SectionSpec::Model::Kernel;
-    s.computeUnits = integer(require(f, "compute_units", "section."), "section.compute_units", 1);
-    s.memory = positive(require(f, "memory", "section."), "section.memory");
-    s.tileBytes = positive(require(f, "tile_bytes", "section."), "section.tile_bytes");
+    s.computeUnits =
+        integer(require(f, "compute_units", "section."), "section.compute_units", 1, kMaxUnits);
+    s.memory = bytes(require(f, "memory", "section."), "section.memory");
+    s.tileBytes = bytes(require(f, "tile_bytes", "section."), "section.tile_bytes");
     if (s.tileBytes > s.memory)
       fail(f.at("tile_bytes").Mark(), "field 'section.tile_bytes' exceeds section.memory");
     if (auto it = f.find("weights_on_chip"); it != f.end()) {
@@ -156,9 +173,9 @@ public:
       }
     }
     if (auto it = f.find("switch_overhead"); it != f.end())
-      s.switchOverhead = nonNegative(it->second, "section.switch_overhead");
+      s.switchOverhead = seconds(it->second, "section.switch_overhead");
     if (auto it = f.find("stage_latency"); it != f.end())
-      s.stageLatency = nonNegative(it->second, "section.stage_latency");
+      s.stageLatency = seconds(it->second, "section.stage_latency");
     return s;
   }
 
@@ -196,27 +213,27 @@ Target parseTarget(const std::string& text, const std::string& filename) {
   t.name = r.text(r.require(f, "name"), "name");
   if (const YAML::Node* n = optional("description")) t.description = r.text(*n, "description");
   t.peakFlops = r.flops(r.require(f, "peak_flops"));
-  t.memoryBandwidth = r.positive(r.require(f, "memory_bandwidth"), "memory_bandwidth");
-  t.memoryCapacity = r.positive(r.require(f, "memory_capacity"), "memory_capacity");
+  t.memoryBandwidth = r.bandwidth(r.require(f, "memory_bandwidth"), "memory_bandwidth");
+  t.memoryCapacity = r.bytes(r.require(f, "memory_capacity"), "memory_capacity");
   if (const YAML::Node* n = optional("compute_efficiency"))
     t.computeEfficiency = r.fraction(*n, "compute_efficiency");
   if (const YAML::Node* n = optional("memory_efficiency"))
     t.memoryEfficiency = r.fraction(*n, "memory_efficiency");
   if (const YAML::Node* n = optional("comm_overlap"))
     t.commOverlap = r.unitInterval(*n, "comm_overlap");
-  if (const YAML::Node* n = optional("op_overhead"))
-    t.opOverhead = r.nonNegative(*n, "op_overhead");
+  if (const YAML::Node* n = optional("op_overhead")) t.opOverhead = r.seconds(*n, "op_overhead");
   if (const YAML::Node* n = optional("gemm_overhead"))
-    t.gemmOverhead = r.nonNegative(*n, "gemm_overhead");
+    t.gemmOverhead = r.seconds(*n, "gemm_overhead");
   if (const YAML::Node* n = optional("gemm_batch_overhead"))
-    t.gemmBatchOverhead = r.nonNegative(*n, "gemm_batch_overhead");
-  t.devicesPerNode = r.integer(r.require(f, "devices_per_node"), "devices_per_node", 1);
+    t.gemmBatchOverhead = r.seconds(*n, "gemm_batch_overhead");
+  t.devicesPerNode =
+      r.integer(r.require(f, "devices_per_node"), "devices_per_node", 1, kMaxDevicesPerNode);
   t.intraNode = r.link(r.require(f, "intra_node"), "intra_node");
   t.interNode = r.link(r.require(f, "inter_node"), "inter_node");
   if (const YAML::Node* n = optional("compute_units"))
-    t.computeUnits = r.integer(*n, "compute_units", 0);
+    t.computeUnits = r.integer(*n, "compute_units", 0, kMaxUnits);
   if (const YAML::Node* n = optional("device_compute_units")) {
-    t.deviceComputeUnits = r.integer(*n, "device_compute_units", 1);
+    t.deviceComputeUnits = r.integer(*n, "device_compute_units", 1, kMaxUnits);
     if (t.computeUnits > 0 && t.deviceComputeUnits > t.computeUnits)
       r.fail(n->Mark(), "field 'device_compute_units' (" + std::to_string(t.deviceComputeUnits) +
                             ") exceeds compute_units (" + std::to_string(t.computeUnits) + ")");

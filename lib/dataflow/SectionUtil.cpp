@@ -4,6 +4,7 @@
 #include "shardc/cost/Target.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
 
 #include <algorithm>
 #include <cassert>
@@ -131,6 +132,9 @@ SectionGrower::SectionGrower(const ProgramFigures& pf, int64_t begin)
     : pf_(pf), begin_(begin), token_(++pf.token_) {}
 
 void SectionGrower::add(int64_t op) {
+  if (op < begin_ || op >= static_cast<int64_t>(pf_.ops_.size()))
+    throw Error("internal error: section former: op " + std::to_string(op) + " is outside [" +
+                std::to_string(begin_) + ", " + std::to_string(pf_.ops_.size()) + ")");
   size_t i = static_cast<size_t>(op);
   fig_.computeUnits += pf_.units[i];
   fig_.stages += pf_.units[i] > 0;

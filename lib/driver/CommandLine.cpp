@@ -322,6 +322,9 @@ struct Commands {
     run->add_option("--save-state", ro.saveState,
                     "write the opt_state after the run to an .npz: optimizer moments, BatchNorm "
                     "running statistics, dropout's random-number state");
+    run->add_flag("--stop-on-nonfinite", ro.stopOnNonfinite,
+                  "end a training run with an error at the first step whose loss is NaN or "
+                  "infinite (without it, the run warns once and goes on)");
     run->add_flag("--stats", ro.stats,
                   "print the median step time, the peak bytes one device held and the time per "
                   "kernel");

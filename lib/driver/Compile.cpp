@@ -126,9 +126,14 @@ Model loadModel(const CompileOptions& o, CompileLog& log) {
     m.origins = std::move(im.opOrigins);
     if (!o.inference) {
       warnMergedInitializers(o, im.mergedInitializers, log);
-      for (const auto& name : im.constantInitializers)
-        log.line("initializer '" + name + "' holds an infinity or NaN (a mask buffer, not a " +
-                 "weight): kept constant, not trained");
+      for (const auto& [name, nan] : im.constantInitializers)
+        if (nan < 0)
+          log.line("initializer '" + name + "' holds an infinity (a mask buffer, not a " +
+                   "weight): kept constant, not trained");
+        else
+          log.warn("initializer '" + name + "' holds NaN (element " + std::to_string(nan) +
+                   "): no step can train it and every result it reaches is NaN; kept constant. "
+                   "Check where the model's weights came from");
     }
     return m;
   }

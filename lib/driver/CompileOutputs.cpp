@@ -2,6 +2,7 @@
 
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/support/Temporaries.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,36 +12,6 @@
 
 namespace shardc {
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string hostName() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) return "host";
-  std::string h = host;
-  for (char& c : h)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.')) c = '_';
-  return h.empty() ? "host" : h;
-}
-
-// The temporary folders that earlier compiles of the same name on this host left when they
-// were killed (their process is gone). Another host's (a shared folder) are left alone: its
-// process ids mean nothing here.
-void removeAbandoned(const fs::path& outputFolder, const std::string& prefix) {
-  std::error_code ec;
-  for (fs::directory_iterator it(outputFolder, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string file = it->path().filename().string();
-    if (file.rfind(prefix, 0) != 0) continue;
-    std::string pid = file.substr(prefix.size());
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9)
-      continue;
-    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
-    std::error_code ignored;
-    fs::remove_all(it->path(), ignored);
-  }
-}
-
-} // namespace
 
 CompileOutputs::CompileOutputs(const fs::path& outputFolder, const std::string& name,
                                fs::path pefDir, fs::path logDir, bool keep)
@@ -53,10 +24,11 @@ CompileOutputs::CompileOutputs(const fs::path& outputFolder, const std::string& 
     created_ = p;
     if (p == p.parent_path()) break;
   }
-  tag_ = hostName() + "-" + std::to_string(::getpid());
-  std::string prefix = "." + name + ".tmp-" + hostName() + "-";
-  removeAbandoned(outputFolder, prefix);
-  work_ = outputFolder / (prefix + std::to_string(::getpid()));
+  tag_ = processTag();
+  std::string prefix = "." + name + ".tmp-";
+  removeAbandoned(outputFolder.string(), prefix);
+  work_ = outputFolder / (prefix + tag_);
+  if (!keep_) onSignal_ = std::make_unique<RemovedOnSignal>(work_.string());
 }
 
 CompileOutputs::~CompileOutputs() {
@@ -91,6 +63,13 @@ void CompileOutputs::publish() {
     fs::path to = (place == Place::Pef ? pefDir_ : logDir_) / relative;
     fs::create_directories(to.parent_path());
     std::error_code ec;
+    // A link or a device in the way is written through (FileUtil.h's rule), not replaced.
+    if (auto kind = fs::symlink_status(to, ec).type();
+        kind != fs::file_type::regular && kind != fs::file_type::not_found) {
+      writeFileAtomic(to.string(), readFile(from.string()));
+      continue;
+    }
+    ec.clear();
     fs::rename(from, to, ec);
     if (ec == std::errc::cross_device_link) { // a --log-dir on another filesystem
       writeFileAtomic(to.string(), readFile(from.string()));

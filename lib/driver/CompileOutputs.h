@@ -3,15 +3,18 @@
 // `.NAME.tmp-HOST-PID`, and publish() moves them into place once the compile has succeeded:
 // a failed compile leaves nothing behind (not even the output folders it created), or, with
 // --keep-temporary-files, that folder with the log up to the error, for diagnosing it,
-// renamed NAME.tmp-HOST-PID. Folders of killed compiles are removed by the next compile of
-// the same name on the same host.
+// renamed NAME.tmp-HOST-PID. SIGINT, SIGTERM and SIGHUP remove the folder before the process
+// dies; folders of compiles killed otherwise are removed by the next compile of the same name
+// on the same host.
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace shardc {
+class RemovedOnSignal;
 
 class CompileOutputs {
 public:
@@ -37,6 +40,7 @@ private:
   std::string name_, tag_;        // tag_: HOST-PID
   bool keep_, kept_ = false, published_ = false;
   std::vector<std::pair<Place, std::string>> files_;
+  std::unique_ptr<RemovedOnSignal> onSignal_; // Ctrl-C removes the temporary folder too
 };
 
 } // namespace shardc

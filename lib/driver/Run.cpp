@@ -20,16 +20,20 @@
 #include "shardc/support/Digest.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/support/Interrupt.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -134,6 +138,10 @@ void replaceArguments(std::map<std::string, Tensor>& values, const Function& f, 
   }
   if (!missing.empty())
     throw Error(source + ": lacks " + what + "(s) " + missing + " of this PEF" + hint);
+}
+
+std::string formatLoss(double v) {
+  return std::isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf";
 }
 
 // The learning rate the PEF was compiled with, from its recorded command line.
@@ -263,6 +271,12 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
       throw Error("--resume restores dropout's random-number state from the checkpoint; drop "
                   "--seed");
     Checkpoint c = readLatestCheckpoint(o.resume);
+    checkProgress(c, data ? data->samples() : 0, data ? data->batchSize() : 0);
+    if (root && c.progress.pef != l.pef.checksum)
+      std::fprintf(stderr,
+                   "note: %s was written by a run of another PEF (checksum %016llx); its "
+                   "parameters and state fit this one\n",
+                   c.path.c_str(), static_cast<unsigned long long>(c.progress.pef));
     replaceArguments(state, f, std::move(c.params), ArgKind::Param, c.path + "/params.npz");
     replaceArguments(state, f, std::move(c.state), ArgKind::OptState, c.path + "/state.npz");
     at = c.progress;
@@ -393,6 +407,8 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
                       {"--checkpoint-dir and --checkpoint-every",
                        text(o.checkpointDir) + static_cast<uint64_t>(o.checkpointEvery)}});
   }
+  std::optional<CheckpointLock> lock; // rank 0 writes the checkpoints
+  if (!o.checkpointDir.empty() && root) lock.emplace(o.checkpointDir);
   Executor exec(l, std::move(args), o.reference, o.threads,
                 o.stats || o.measureSections || !o.statsJson.empty());
   int64_t before = arrays ? arrays->stepsBefore : 0; // steps shown after earlier runs
@@ -420,6 +436,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
                       sum / static_cast<double>(evalData->batchesPerEpoch()),
                       evalData->batchesPerEpoch());
   };
+  int64_t checkpointed = at.step;
   auto checkpoint = [&]() {
     NamedTensors params = argumentsOfKind(exec, f, ArgKind::Param);
     NamedTensors st = argumentsOfKind(exec, f, ArgKind::OptState);
@@ -432,11 +449,20 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
     p.pef = l.pef.checksum;
     p.arguments = o.commandLine;
     writeCheckpoint(o.checkpointDir, p, params, st, o.keep);
+    checkpointed = at.step;
   };
 
   std::vector<std::vector<Tensor>> perStep;
   std::vector<double> seconds;
+  int64_t diverged = 0; // the first step whose loss was not finite
+  bool interrupted = false;
   while (at.step < total) {
+    // A stop asked for (Interrupt.h) ends the run between steps, as if it ended here.
+    if (interruptRequested()) {
+      interrupted = true;
+      if (!o.checkpointDir.empty() && at.step > checkpointed) checkpoint();
+      break;
+    }
     if (data) {
       if (at.position + batch > data->samples()) {
         ++at.epoch;
@@ -446,7 +472,17 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
         order = sampleOrder(data->samples(), o.shuffle, o.dataSeed, at.epoch);
         orderEpoch = at.epoch;
       }
-      feed(*data, order, at.position);
+      try {
+        feed(*data, order, at.position);
+      } catch (const Error& e) {
+        // A data file changed under the run: keep what the finished steps reached. (Under
+        // mpirun the other ranks are inside a step's collectives, so no checkpoint is taken.)
+        bool save = !o.checkpointDir.empty() && !mpi::launchedByMpi() && at.step > checkpointed;
+        if (save) checkpoint();
+        throw Error(std::string(e.what()) + "; the run stopped after step " +
+                    std::to_string(before + at.step) +
+                    (save ? ", checkpointed in " + o.checkpointDir : std::string()));
+      }
     }
     auto t0 = std::chrono::steady_clock::now();
     // A training run over one batch stacks every step's outputs; an inference run, or one
@@ -461,6 +497,18 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
     at.position += batch;
     if (training && root && opLimit < 0)
       report.step(before + at.step, epochOfStep, outs[0].getDouble(0), stepSamples, sec);
+    if (training && opLimit < 0 && !outs.empty() && outs[0].numel() > 0 &&
+        !std::isfinite(outs[0].getDouble(0)) && !diverged) {
+      diverged = before + at.step;
+      std::string what = "the loss is " + formatLoss(outs[0].getDouble(0)) + " at step " +
+                         std::to_string(diverged);
+      if (o.stopOnNonfinite) throw Error(what + " (--stop-on-nonfinite)");
+      if (root)
+        std::fprintf(stderr,
+                     "shardc: warning: %s; the weights are no longer finite and later steps "
+                     "train on them (--stop-on-nonfinite ends the run here)\n",
+                     what.c_str());
+    }
     if (last || (training && !data)) perStep.push_back(std::move(outs));
     bool epochEnd = data && at.position + batch > data->samples();
     if (evalData && (o.evalEvery ? at.step % o.evalEvery == 0 : epochEnd || at.step == total))
@@ -471,10 +519,14 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   }
   report.finish();
   int64_t stepsRun = static_cast<int64_t>(seconds.size());
+  if (arrays) {
+    arrays->interrupted = interrupted;
+    arrays->stepsRun = stepsRun;
+  }
   // Kernel times add up over the devices this process ran: one per MPI rank.
   int64_t meshDevices = l.partitioned() ? l.mesh.numDevices() : 1;
   int64_t timedDevices = mpi::launchedByMpi() ? 1 : meshDevices;
-  if (o.stats && root) {
+  if (o.stats && root && stepsRun > 0) {
     std::vector<double> sorted = seconds;
     std::sort(sorted.begin(), sorted.end());
     std::printf("steps: %lld, median step %.6f s, first step %.6f s\n",
@@ -499,7 +551,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
       std::printf("  %.6f %s\n", steps[i].first / static_cast<double>(stepsRun),
                   steps[i].second.c_str());
   }
-  if (o.measureSections && root)
+  if (o.measureSections && root && stepsRun > 0)
     printSectionTimes(l, sectionTimes(l, exec.times().secondsByStepIndex, stepsRun, timedDevices),
                       opLimit);
   std::vector<int64_t> peaks; // collective under mpirun: every rank asks
@@ -508,7 +560,17 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   if (!o.saveWeights.empty() || arrays) params = argumentsOfKind(exec, f, ArgKind::Param);
   if (!o.saveState.empty() || arrays) stateAfter = argumentsOfKind(exec, f, ArgKind::OptState);
   if (!root) return; // rank 0 writes the files
+  if (interrupted) { // an interrupted run writes nothing but hands back its weights
+    if (arrays) {
+      arrays->params = std::move(params);
+      arrays->stateAfter = std::move(stateAfter);
+    }
+    return;
+  }
   if (!arrays) std::filesystem::create_directories(o.outputDir);
+  // Written together (writeFilesAtomic): a bad --save-weights leaves no output.npy behind.
+  std::vector<std::string> paths;
+  std::vector<Tensor> outputs;
   size_t k = 0;
   for (size_t i = 0; i < f.results().size(); ++i) {
     if (f.results()[i].tiedArg >= 0) continue;
@@ -522,22 +584,41 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
       arrays->outputs.emplace_back(f.results()[i].name, std::move(out));
       continue;
     }
-    writeNpy(
-        (std::filesystem::path(o.outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string(),
-        out);
+    paths.push_back(
+        (std::filesystem::path(o.outputDir) / (fileNameFor(f.results()[i].name) + ".npy"))
+            .string());
+    outputs.push_back(std::move(out));
   }
   // Their folders are made as the output folder is (checkWritable said they can be).
   for (const std::string* file : {&o.saveWeights, &o.saveState, &o.statsJson})
     if (std::filesystem::path folder = std::filesystem::path(*file).parent_path();
         !file->empty() && !folder.empty())
       std::filesystem::create_directories(folder);
-  if (!o.saveWeights.empty()) writeNpz(o.saveWeights, params);
-  if (!o.saveState.empty()) writeNpz(o.saveState, stateAfter);
-  if (!o.statsJson.empty())
-    writeFileAtomic(o.statsJson,
-                    runStatsJson(l, o.pef,
-                                 {seconds, peaks, meshDevices, timedDevices, o.reference, opLimit},
-                                 exec.times()));
+  if (!o.saveWeights.empty() && diverged)
+    std::fprintf(stderr,
+                 "shardc: warning: --save-weights %s: the weights written are not finite (the "
+                 "loss was not from step %lld on)\n",
+                 o.saveWeights.c_str(), static_cast<long long>(diverged));
+  std::vector<std::function<std::string()>> contents;
+  for (const Tensor& out : outputs)
+    contents.push_back([&out] { return serializeNpy(out); });
+  if (!o.saveWeights.empty()) {
+    paths.push_back(o.saveWeights);
+    contents.push_back([&] { return serializeNpz(params, o.saveWeights); });
+  }
+  if (!o.saveState.empty()) {
+    paths.push_back(o.saveState);
+    contents.push_back([&] { return serializeNpz(stateAfter, o.saveState); });
+  }
+  if (!o.statsJson.empty()) {
+    paths.push_back(o.statsJson);
+    contents.push_back([&] {
+      return runStatsJson(l, o.pef,
+                          {seconds, peaks, meshDevices, timedDevices, o.reference, opLimit},
+                          exec.times());
+    });
+  }
+  writeFilesAtomic(paths, [&](size_t i) { return contents[i](); });
   if (arrays) {
     arrays->params = std::move(params);
     arrays->stateAfter = std::move(stateAfter);

@@ -1,6 +1,7 @@
 #include "StepReporter.h"
 
 #include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -41,8 +42,7 @@ StepReporter::StepReporter(const std::string& metricsPath, bool append, int64_t 
   // About 20 plain lines per run when stderr is not a terminal.
   every_ = std::max<int64_t>(1, (total_ - first_) / 20);
   if (metricsPath.empty()) return;
-  metrics_ = std::fopen(metricsPath.c_str(), append ? "a" : "w");
-  if (!metrics_) throw Error("--metrics " + metricsPath + ": cannot open: " + std::strerror(errno));
+  metrics_ = openOutputStream(metricsPath, append, "--metrics");
 }
 
 StepReporter::~StepReporter() {

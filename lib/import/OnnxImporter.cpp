@@ -53,6 +53,13 @@ bool allFinite(const Tensor& t) {
   return true;
 }
 
+// The index of the first NaN, or -1.
+int64_t firstNaN(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (std::isnan(t.getDouble(i))) return i;
+  return -1;
+}
+
 std::string firstLine(const std::string& s) {
   return s.substr(0, s.find('\n'));
 }
@@ -287,7 +294,8 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
     // that gradient descent can move holds one.
     bool state = runningStats.count(t.name()) > 0;
     bool weight = isFloat(ref->dtype()) && (state || allFinite(*ref));
-    if (isFloat(ref->dtype()) && !weight) result.constantInitializers.push_back(t.name());
+    if (isFloat(ref->dtype()) && !weight)
+      result.constantInitializers.emplace_back(t.name(), firstNaN(*ref));
     Value* param =
         weight ? f->addArgument(t.name(), ref->type(), state ? ArgKind::OptState : ArgKind::Param)
                : nullptr;

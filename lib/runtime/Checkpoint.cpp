@@ -3,11 +3,17 @@
 #include "shardc/runtime/Npz.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/support/Temporaries.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace shardc {
@@ -94,13 +100,11 @@ void writeCheckpoint(const std::string& dir, const RunProgress& p, const NamedTe
   char name[40];
   std::snprintf(name, sizeof name, "%s%08lld", kPrefix, static_cast<long long>(p.step));
   fs::path final = fs::path(dir) / name;
-  fs::path tmp = fs::path(dir) / (".tmp-" + std::string(name) + "-" + std::to_string(::getpid()));
+  fs::path tmp = fs::path(dir) / (".tmp-" + std::string(name) + "-" + processTag());
   std::error_code ec;
   fs::create_directories(dir, ec);
-  // What a killed run was writing: never a checkpoint, so not kept.
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().filename().string().rfind(".tmp-" + std::string(kPrefix), 0) == 0)
-      fs::remove_all(e.path(), ec);
+  // What a killed run was writing: never a checkpoint, so not kept. A live run's is its own.
+  removeAbandoned(dir, ".tmp-" + std::string(kPrefix));
   if (!fs::create_directory(tmp, ec) || ec)
     throw Error(dir + ": cannot create a checkpoint folder: " + ec.message());
   try {
@@ -122,6 +126,27 @@ void writeCheckpoint(const std::string& dir, const RunProgress& p, const NamedTe
     fs::remove_all(all[i].second, ec);
 }
 
+RunProgress parseProgress(const std::string& text, const std::string& file) {
+  RunProgress p;
+  auto count = [&](const char* key) {
+    uint64_t v = number(text, key, file);
+    if (v > static_cast<uint64_t>(INT64_MAX))
+      throw Error(file + ": \"" + key + "\" is " + std::to_string(v) + ", beyond any run");
+    return static_cast<int64_t>(v);
+  };
+  p.step = count("step");
+  p.epoch = count("epoch");
+  p.position = count("position");
+  p.batch = count("batch");
+  p.dataSeed = number(text, "data_seed", file);
+  p.pef = number(text, "pef_checksum", file, 16);
+  std::string shuffle = field(text, "shuffle", file);
+  if (shuffle != "true" && shuffle != "false")
+    throw Error(file + ": \"shuffle\" is '" + shuffle + "', not true or false");
+  p.shuffle = shuffle == "true";
+  return p;
+}
+
 Checkpoint readLatestCheckpoint(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error("--resume " + dir + ": not a folder");
@@ -131,23 +156,68 @@ Checkpoint readLatestCheckpoint(const std::string& dir) {
   Checkpoint c;
   c.path = all.back().second.string();
   std::string file = c.path + "/progress.json";
-  std::string text = readFile(file);
+  c.progress = parseProgress(readFile(file), file);
   RunProgress& p = c.progress;
-  p.step = static_cast<int64_t>(number(text, "step", file));
-  p.epoch = static_cast<int64_t>(number(text, "epoch", file));
-  p.position = static_cast<int64_t>(number(text, "position", file));
-  p.batch = static_cast<int64_t>(number(text, "batch", file));
-  p.dataSeed = number(text, "data_seed", file);
-  p.pef = number(text, "pef_checksum", file, 16);
-  std::string shuffle = field(text, "shuffle", file);
-  if (shuffle != "true" && shuffle != "false")
-    throw Error(file + ": \"shuffle\" is '" + shuffle + "', not true or false");
-  p.shuffle = shuffle == "true";
   if (p.step != all.back().first)
     throw Error(file + ": says step " + std::to_string(p.step) + ", its folder another");
   c.params = readNpz(c.path + "/params.npz");
   c.state = readNpz(c.path + "/state.npz");
   return c;
+}
+
+void checkProgress(const Checkpoint& c, int64_t samples, int64_t batch) {
+  const RunProgress& p = c.progress;
+  std::string file = c.path + "/progress.json";
+  auto refuse = [&](const std::string& why) {
+    throw Error("--resume: " + file + " " + why +
+                "; the checkpoint is damaged or belongs to "
+                "another run");
+  };
+  if (p.epoch > p.step)
+    refuse("says epoch " + std::to_string(p.epoch) + " after only " + std::to_string(p.step) +
+           " steps");
+  if (batch == 0) return; // a run without --data reads no position
+  if (p.batch != batch)
+    refuse("was written by a run of batches of " + std::to_string(p.batch) +
+           " samples; this PEF takes " + std::to_string(batch));
+  if (p.position > samples || p.position % batch != 0)
+    refuse("says position " + std::to_string(p.position) + ", not a batch boundary within the " +
+           std::to_string(samples) + " samples of the data");
+  // Each epoch takes samples / batch steps, so the step follows from epoch and position; a
+  // data set of another size (or a hand-edited file) breaks that.
+  int64_t perEpoch = samples / batch;
+  if (p.epoch > (INT64_MAX - p.position / batch) / std::max<int64_t>(perEpoch, 1) ||
+      p.epoch * perEpoch + p.position / batch != p.step)
+    refuse("says step " + std::to_string(p.step) + ", epoch " + std::to_string(p.epoch) +
+           ", position " + std::to_string(p.position) + ", which a run over " +
+           std::to_string(samples) + " samples in batches of " + std::to_string(batch) + " (" +
+           std::to_string(perEpoch) +
+           " per epoch) never reaches; resume over the data it was "
+           "written with");
+}
+
+CheckpointLock::CheckpointLock(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string path = (fs::path(dir) / ".lock").string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw Error("--checkpoint-dir " + dir + ": cannot lock: " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char owner[128] = {};
+    ssize_t n = ::pread(fd_, owner, sizeof owner - 1, 0);
+    ::close(fd_);
+    throw Error("--checkpoint-dir " + dir + " is in use by another run" +
+                (n > 0 ? " (" + std::string(owner, static_cast<size_t>(n)) + ")" : "") +
+                "; give each run its own folder");
+  }
+  std::string tag = processTag();
+  bool named = ::ftruncate(fd_, 0) == 0 &&
+               ::pwrite(fd_, tag.data(), tag.size(), 0) == static_cast<ssize_t>(tag.size());
+  static_cast<void>(named); // the owner's name only helps the message; the lock holds anyway
+}
+
+CheckpointLock::~CheckpointLock() {
+  ::close(fd_); // releases the lock
 }
 
 } // namespace shardc

@@ -5,38 +5,91 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
-#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace shardc {
 
-MappedNpy::MappedNpy(const std::string& path) : path_(path) {
-  int fd = openRegularFile(path, size_);
-  if (size_ == 0) {
-    ::close(fd);
-    throw Error(path + ": not a .npy file (empty)");
+namespace {
+
+int64_t modifiedNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+// Calls fn(bytes, offset, size) over an array's data in pieces of at most 8 MiB (a multiple of
+// every element size), so that checking a file's samples never holds all of them.
+template <typename Fn> void forEachPiece(const SampleArray& a, Fn fn) {
+  size_t total = static_cast<size_t>(a.type.bytes());
+  if (a.data) {
+    fn(a.data, size_t{0}, total);
+    return;
   }
-  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
-  ::close(fd);
-  if (p == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(e));
-  base_ = static_cast<const uint8_t*>(p);
+  constexpr size_t kPiece = size_t{8} << 20;
+  std::vector<uint8_t> buffer(std::min(total, kPiece));
+  for (size_t at = 0; at < total; at += kPiece) {
+    size_t n = std::min(kPiece, total - at);
+    a.read(at, n, buffer.data());
+    fn(buffer.data(), at, n);
+  }
+}
+
+} // namespace
+
+NpyFile::NpyFile(const std::string& path) : path_(path) {
+  fd_ = openRegularFile(path, size_);
   try {
-    NpyHeader h =
-        parseNpyHeader(std::string_view(reinterpret_cast<const char*>(base_), size_), path);
+    if (size_ == 0) throw Error(path + ": not a .npy file (empty)");
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) throw Error(path + ": cannot stat: " + std::strerror(errno));
+    modified_ = modifiedNs(st);
+    // The header: what numpy writes is under 4 KiB; format 2 allows 4 GiB, refused beyond
+    // 1 MiB as a truncated header.
+    std::string head(std::min<size_t>(size_, size_t{1} << 20), '\0');
+    read(0, head.size(), reinterpret_cast<uint8_t*>(head.data()));
+    NpyHeader h = parseNpyHeader(head, size_, path);
     type_ = h.type;
-    offset_ = h.dataOffset;
+    dataOffset_ = h.dataOffset;
   } catch (...) {
-    ::munmap(const_cast<uint8_t*>(base_), size_);
+    ::close(fd_);
     throw;
   }
 }
 
-MappedNpy::~MappedNpy() {
-  ::munmap(const_cast<uint8_t*>(base_), size_);
+NpyFile::~NpyFile() {
+  ::close(fd_);
+}
+
+void NpyFile::read(size_t offset, size_t size, uint8_t* out) const {
+  size_t at = dataOffset_ + offset, done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd_, out + done, size - done, static_cast<off_t>(at + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(path_ + ": read error: " + std::strerror(errno));
+    if (n == 0) break; // the file is shorter than it was: reported below
+    done += static_cast<size_t>(n);
+  }
+  checkUnchanged();
+}
+
+void NpyFile::checkUnchanged() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) throw Error(path_ + ": cannot stat: " + std::strerror(errno));
+  if (static_cast<size_t>(st.st_size) != size_)
+    throw Error(path_ + ": changed size during the run (" + std::to_string(size_) + " bytes, now " +
+                std::to_string(st.st_size) + "); its samples are no longer those checked");
+  if (modifiedNs(st) != modified_)
+    throw Error(path_ + ": was rewritten during the run; its samples are no longer those checked");
+}
+
+void SampleArray::read(size_t offset, size_t size, uint8_t* out) const {
+  if (data)
+    std::memcpy(out, data + offset, size);
+  else
+    file->read(offset, size, out);
 }
 
 Dataset::Dataset(const std::vector<std::string>& specs, const std::vector<DataInput>& inputs,
@@ -47,7 +100,7 @@ Dataset::Dataset(const std::vector<std::string>& specs, const std::vector<DataIn
       throw Error(option + " '" + spec + "' must be NAME=FILE.npy");
     std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
     // The input is checked before its file is opened: a wrong name is the likelier mistake.
-    add(name, SampleArray{file, {}, nullptr, nullptr}, inputs, option);
+    add(name, SampleArray{file, {}, nullptr, nullptr, nullptr}, inputs, option);
   }
   checkOneBatch();
 }
@@ -82,10 +135,8 @@ void Dataset::add(const std::string& name, SampleArray array, const std::vector<
     throw Error(option + " '" + name + "': the input is a scalar (" + in->type.str() +
                 "), it has no batch dimension to read samples along");
   if (!array.data) {
-    auto mapped = std::make_shared<MappedNpy>(array.source);
-    array.type = mapped->type();
-    array.data = mapped->data();
-    array.owner = std::move(mapped);
+    array.file = std::make_shared<NpyFile>(array.source);
+    array.type = array.file->type();
   }
   const std::string& file = array.source;
   const TensorType& t = array.type;
@@ -106,10 +157,16 @@ void Dataset::add(const std::string& name, SampleArray array, const std::vector<
                 " array needs the same number");
   samples_ = n;
   batch_ = in->type.shape[0];
-  if (t.dtype == DType::I1) checkNpyBools(array.data, static_cast<size_t>(t.bytes()), file);
-  // Labels outside the classes would silently add nothing to the loss.
-  if (int64_t bound = in->indexBound; bound > 0)
-    checkLabels(array.data, t.dtype, t.numel(), bound, file);
+  int64_t bound = in->indexBound;
+  forEachPiece(array, [&](const uint8_t* bytes, size_t offset, size_t size) {
+    if (t.dtype == DType::I1) checkNpyBools(bytes, size, file);
+    // Labels outside the classes would silently add nothing to the loss.
+    if (bound > 0) {
+      auto width = static_cast<int64_t>(dtypeSize(t.dtype));
+      checkLabels(bytes, t.dtype, static_cast<int64_t>(size) / width, bound, file,
+                  static_cast<int64_t>(offset) / width);
+    }
+  });
   types_[name] = in->type;
   arrays_.emplace_back(name, std::move(array));
 }
@@ -129,10 +186,15 @@ std::map<std::string, Tensor> Dataset::batch(const std::vector<int64_t>& order,
   for (const auto& [name, a] : arrays_) {
     Tensor t(types_.at(name));
     size_t row = static_cast<size_t>(t.byteSize() / static_cast<size_t>(batch_));
-    for (int64_t k = 0; k < batch_; ++k)
-      if (row)
-        std::memcpy(t.data() + static_cast<size_t>(k) * row,
-                    a.data + static_cast<size_t>(order[static_cast<size_t>(first + k)]) * row, row);
+    // Runs of consecutive samples (all of a batch without --shuffle) in one read each.
+    for (int64_t k = 0; k < batch_ && row;) {
+      int64_t start = order[static_cast<size_t>(first + k)], n = 1;
+      while (k + n < batch_ && order[static_cast<size_t>(first + k + n)] == start + n)
+        ++n;
+      a.read(static_cast<size_t>(start) * row, static_cast<size_t>(n) * row,
+             t.data() + static_cast<size_t>(k) * row);
+      k += n;
+    }
     out.emplace(name, std::move(t));
   }
   return out;
@@ -144,16 +206,17 @@ uint64_t Dataset::digest() const {
     d = digestBytes(name.data(), name.size(), d);
     std::string type = a.type.str();
     d = digestBytes(type.data(), type.size(), d);
-    d = digestBytes(a.data, static_cast<size_t>(a.type.bytes()), d);
+    forEachPiece(
+        a, [&](const uint8_t* bytes, size_t, size_t size) { d = digestBytes(bytes, size, d); });
   }
   return d;
 }
 
 void checkLabels(const uint8_t* data, DType dtype, int64_t count, int64_t bound,
-                 const std::string& file) {
+                 const std::string& file, int64_t first) {
   for (int64_t k = 0; k < count; ++k)
     if (int64_t v = loadInt(data, dtype, k); v < 0 || v >= bound)
-      throw Error(file + ": label " + std::to_string(v) + " at index " + std::to_string(k) +
+      throw Error(file + ": label " + std::to_string(v) + " at index " + std::to_string(first + k) +
                   " is not one of the model's " + std::to_string(bound) + " classes [0, " +
                   std::to_string(bound) + ")" +
                   (v == -100 ? " (PyTorch's ignore_index is not supported)" : ""));

@@ -151,6 +151,10 @@ private:
 } // namespace
 
 NpyHeader parseNpyHeader(std::string_view bytes, const std::string& path) {
+  return parseNpyHeader(bytes, bytes.size(), path);
+}
+
+NpyHeader parseNpyHeader(std::string_view bytes, size_t fileSize, const std::string& path) {
   if (bytes.substr(0, 6) != std::string_view(kMagic, 6))
     throw Error(path + ": not a .npy file (bad magic)");
   if (bytes.size() < 10) throw Error(path + ": truncated .npy header");
@@ -206,9 +210,9 @@ NpyHeader parseNpyHeader(std::string_view bytes, const std::string& path) {
   TensorType type{dtype, shape};
   size_t dataStart = headerStart + headerLen;
   // Check the length before anything allocates: the header alone may claim terabytes.
-  if (bytes.size() - dataStart != static_cast<size_t>(type.bytes()))
+  if (fileSize - dataStart != static_cast<size_t>(type.bytes()))
     throw Error(path + ": expected " + std::to_string(type.bytes()) + " data bytes for " +
-                type.str() + ", file has " + std::to_string(bytes.size() - dataStart));
+                type.str() + ", file has " + std::to_string(fileSize - dataStart));
   return {type, dataStart};
 }
 

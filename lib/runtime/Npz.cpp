@@ -43,7 +43,8 @@ uint64_t get(const std::string& s, size_t at, int bytes, const std::string& path
 
 } // namespace
 
-void writeNpz(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+std::string serializeNpz(const std::vector<std::pair<std::string, Tensor>>& tensors,
+                         const std::string& path) {
   std::string out, central;
   for (const auto& [name, t] : tensors) {
     std::string member = name + ".npy", data = serializeNpy(t);
@@ -86,7 +87,11 @@ void writeNpz(const std::string& path, const std::vector<std::pair<std::string, 
                   {central.size(), 4},
                   {cdOffset, 4},
                   {0, 2}});
-  writeFileAtomic(path, out);
+  return out;
+}
+
+void writeNpz(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  writeFileAtomic(path, serializeNpz(tensors, path));
 }
 
 std::vector<std::pair<std::string, Tensor>> readNpz(const std::string& path) {

@@ -7,6 +7,7 @@
 #include "shardc/cost/Target.h"
 #include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/Interrupt.h"
 #include "shardc/support/Stopwatch.h"
 
 #include <algorithm>
@@ -28,6 +29,7 @@ std::optional<Leaderboard> enumerate(const SearchSpace& space, const SearchState
   bool late = false;
   std::function<void(const SearchState&)> visit = [&](const SearchState& s) {
     if (late || (late = Clock::now() > deadline)) return;
+    throwIfInterrupted();
     if (!s.terminal()) {
       for (const Action& a : space.actions(s))
         visit(space.apply(s, a));

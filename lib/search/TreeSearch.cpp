@@ -1,5 +1,7 @@
 #include "TreeSearch.h"
 
+#include "shardc/support/Interrupt.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -71,6 +73,7 @@ TreeSearchResult runTreeSearch(const SearchSpace& space, const SearchState& root
   };
   Node top(space, root);
   while (r.episodes < params.episodes && elapsed() < seconds && !top.done) {
+    throwIfInterrupted();
     std::vector<Node*> path{&top};
     Node* n = &top;
     // Descend while every action of the node has been tried.

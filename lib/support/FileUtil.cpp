@@ -3,11 +3,12 @@
 #include "shardc/support/Error.h"
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -54,12 +55,59 @@ std::string readFile(const std::string& path) {
   return data;
 }
 
-AtomicFileWriter::AtomicFileWriter(std::string path)
-    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+namespace {
+
+// `path` with its symbolic links followed to what they name (which need not exist yet), so
+// that writing through a link writes its target rather than replacing the link.
+std::string followLinks(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    std::error_code ec;
+    fs::path to = fs::read_symlink(p, ec);
+    if (ec) throw Error(path + ": cannot read the link: " + ec.message());
+    p = to.is_absolute() ? to.string() : (fs::path(p).parent_path() / to).string();
+  }
+  throw Error(path + ": too many levels of symbolic links");
+}
+
+// Opens an existing non-regular file (a device, a FIFO) for writing in place. A FIFO nobody
+// reads is refused rather than waited on.
+int openInPlace(const std::string& target, const std::string& path, int flags) {
+  int fd = ::open(target.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+  if (fd < 0)
+    throw Error(path + ": cannot write: " +
+                (errno == ENXIO ? std::string("a FIFO with no reader") : std::strerror(errno)));
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+// What is at `target`: 0 nothing, 'r' a regular file, 'd' a folder, 's' anything else.
+char kindOf(const std::string& target) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0) return 0;
+  return S_ISREG(st.st_mode) ? 'r' : S_ISDIR(st.st_mode) ? 'd' : 's';
+}
+
+} // namespace
+
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+  std::string target = followLinks(path_);
+  char kind = kindOf(target);
+  if (kind == 'd') throw Error(path_ + ": is a folder, not a file");
+  if (kind == 's') {
+    fd_ = openInPlace(target, path_, 0);
+    inPlace_ = true;
+    return;
+  }
   // The contents go to an unnamed file first (O_TMPFILE), named only once complete: a process
   // killed while writing leaves nothing behind. Filesystems without O_TMPFILE get a named
   // temporary file, removed on every error.
-  std::string dir = std::filesystem::path(path_).parent_path().string();
+  target_ = target;
+  tmp_ = target_ + ".tmp." + std::to_string(::getpid());
+  std::string dir = std::filesystem::path(target_).parent_path().string();
   fd_ = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
   unnamed_ = fd_ >= 0;
   if (!unnamed_) fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -69,7 +117,7 @@ AtomicFileWriter::AtomicFileWriter(std::string path)
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ < 0) return;
   ::close(fd_);
-  if (!unnamed_) std::remove(tmp_.c_str());
+  if (!unnamed_ && !inPlace_) std::remove(tmp_.c_str());
 }
 
 void AtomicFileWriter::append(const char* data, size_t size) {
@@ -83,6 +131,13 @@ void AtomicFileWriter::append(const char* data, size_t size) {
 }
 
 void AtomicFileWriter::commit() {
+  if (inPlace_) {
+    if (::close(std::exchange(fd_, -1)) != 0)
+      throw Error(path_ + ": write failed: " + std::strerror(errno));
+    return;
+  }
+  // On disk before it is named, so that a crash after the rename cannot leave it empty.
+  if (::fsync(fd_) != 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
   if (unnamed_) {
     std::string self = "/proc/self/fd/" + std::to_string(fd_);
     if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp_.c_str(), AT_SYMLINK_FOLLOW) != 0)
@@ -94,11 +149,48 @@ void AtomicFileWriter::commit() {
     std::remove(tmp_.c_str());
     throw Error(path_ + ": write failed: " + std::strerror(e));
   }
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (std::rename(tmp_.c_str(), target_.c_str()) != 0) {
     int e = errno;
     std::remove(tmp_.c_str());
     throw Error(path_ + ": cannot rename into place: " + std::strerror(e));
   }
+}
+
+void writeFilesAtomic(const std::vector<std::string>& paths,
+                      const std::function<std::string(size_t)>& contents) {
+  std::vector<std::unique_ptr<AtomicFileWriter>> writers;
+  for (const std::string& path : paths)
+    writers.push_back(std::make_unique<AtomicFileWriter>(path));
+  for (size_t i = 0; i < writers.size(); ++i) {
+    std::string text = contents(i);
+    writers[i]->append(text.data(), text.size());
+  }
+  for (auto& w : writers)
+    w->commit();
+}
+
+std::FILE* openOutputStream(const std::string& path, bool append, const std::string& what) {
+  std::string target = followLinks(path);
+  char kind = kindOf(target);
+  if (kind == 'd') throw Error(what + " " + path + ": is a folder, not a file");
+  int fd = -1;
+  if (kind == 's') {
+    fd = openInPlace(target, what + " " + path, append ? O_APPEND : 0);
+  } else {
+    if (auto folder = std::filesystem::path(target).parent_path(); !folder.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(folder, ec);
+    }
+    fd = ::open(target.c_str(),
+                O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | (append ? O_APPEND : O_TRUNC), 0666);
+    if (fd < 0) throw Error(what + " " + path + ": cannot open: " + std::strerror(errno));
+  }
+  std::FILE* f = ::fdopen(fd, append ? "a" : "w");
+  if (!f) {
+    ::close(fd);
+    throw Error(what + " " + path + ": cannot open: " + std::strerror(errno));
+  }
+  return f;
 }
 
 void writeFileAtomic(const std::string& path, const std::string& contents) {
@@ -116,6 +208,12 @@ void checkWritable(const std::string& path, const std::string& what, bool folder
     if (folder && !isDir) throw Error(what + " " + path + " exists and is not a folder");
     if (!folder && isDir) throw Error(what + " " + path + " is a folder, not a file");
   }
+  if (!folder && (path.empty() || path.back() == '/'))
+    throw Error(what + " '" + path + "' names a folder, not a file");
+  for (const fs::path& part : p)
+    if (part.string().size() > NAME_MAX)
+      throw Error(what + " " + path + ": a name in it is longer than " + std::to_string(NAME_MAX) +
+                  " bytes");
   // The nearest existing folder above must take new entries (folders are created later).
   fs::path up = folder && fs::exists(p, ec) ? p : p.parent_path();
   while (!up.empty() && !fs::exists(up, ec))

@@ -4,6 +4,14 @@ import copy
 import inspect
 
 
+def require_module(model):
+    """Raises TypeError unless `model` is a torch.nn.Module."""
+    import torch
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"shardc.compile: model must be a torch.nn.Module or the path of an .onnx "
+                        f"or text-IR file, not {type(model).__name__}")
+
+
 def _as_tuple(example_inputs):
     if example_inputs is None:
         raise TypeError("compiling a torch.nn.Module needs example_inputs (a tensor or a tuple "

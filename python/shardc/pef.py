@@ -1,8 +1,10 @@
 """shardc.compile and the Pef it returns: run, train, weights in and out."""
 
+import functools
 import json
 import os
 import tempfile
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -59,6 +61,7 @@ def compile(model, example_inputs=None, *, inference=False, batch_size=None, opt
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
         else:
+            _export.require_module(model)
             module = model
             path = os.path.join(tmp, "model.onnx")
             # An eval-mode export still merges equal initializers (fresh BatchNorms' ones):
@@ -77,6 +80,8 @@ def compile(model, example_inputs=None, *, inference=False, batch_size=None, opt
         recorded = "" if module is None else \
             f"{type(module).__module__}.{type(module).__qualname__} (exported by shardc.compile)"
         result = _shardc.compile(["compile", path] + to_flags(flags), recorded)
+    if result["interrupted"] is not None:
+        raise result["interrupted"]
     return Pef(result["pef"] or None, estimate=result["estimate"], log=result["log"] or None,
                module=module)
 
@@ -101,11 +106,24 @@ def _numpy(x, what):
     raise TypeError(f"{what}: expected a numpy array or a torch tensor, got {type(x).__name__}")
 
 
+def _serialized(method):
+    """One call at a time on a Pef: a second thread's call waits for the first, so that no
+    training is lost (each call starts from the weights the one before reached)."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
 class Pef:
     """A compiled model: its PEF file, and the weights and optimizer state it has reached.
 
     Training through `run` or `train` updates the weights this object holds (the file stays
-    as compiled); `state_dict` reads them, `load_state_dict` replaces them.
+    as compiled); `state_dict` reads them, `load_state_dict` replaces them. Calls from several
+    threads run one after another. Ctrl-C (or another signal whose handler raises) stops a
+    run or training between steps: the Pef keeps the weights of the last finished step, and
+    the handler's exception (KeyboardInterrupt) is raised.
     """
 
     def __init__(self, path, estimate=None, log=None, module=None):
@@ -117,6 +135,7 @@ class Pef:
         self._steps = 0         # training steps run so far (step numbers go on from here)
         self._since_load = 0    # of them, since the module's (or load_state_dict's) weights
         self._module_state, self._module_params = None, []
+        self._lock = threading.RLock()
         if module is not None:
             self._module_params = [k for k, _ in module.named_parameters()]
             self._module_state = OrderedDict(
@@ -201,10 +220,17 @@ class Pef:
                 done = [rec["step"] for rec in map(json.loads, r["records"]) if "eval" not in rec]
                 self._steps = self._since_load = done[-1] if done else self._steps
             else:
-                self._steps += steps
-                self._since_load += steps
+                ran = r["steps_run"] if r["interrupted"] is not None else steps
+                self._steps += ran
+                self._since_load += ran
         return r
 
+    @staticmethod
+    def _raise_if_interrupted(r):
+        if r["interrupted"] is not None:
+            raise r["interrupted"]
+
+    @_serialized
     def run(self, inputs, *, steps=None, **options):
         """Runs the PEF on `inputs` (a dict by input name, or arrays in the PEF's input order;
         numpy arrays or torch tensors) in this process, as `shardc run` does; returns the
@@ -218,8 +244,10 @@ class Pef:
         forward = options.get("sections") is not None
         r = self._run(to_flags(dict(options, steps=steps)), self._inputs(inputs, "input"),
                       steps=0 if forward else steps or 1)
+        self._raise_if_interrupted(r)
         return dict(r["outputs"])
 
+    @_serialized
     def train(self, data, *, epochs=None, steps=None, batch_size=None, eval_data=None,
               eval_every=None, shuffle=False, data_seed=None, checkpoint_dir=None,
               checkpoint_every=None, metrics=None, **options):
@@ -253,6 +281,7 @@ class Pef:
         if "--resume" not in args:
             ran = sum(1 for rec in records if not rec.get("eval"))
             self._steps, self._since_load = before + ran, self._since_load + ran
+        self._raise_if_interrupted(r)
         return records
 
     def _weights(self):
@@ -262,6 +291,7 @@ class Pef:
             self._params, self._state = w["params"], w["state"]
         return self._params, self._state
 
+    @_serialized
     def state_dict(self):
         """The weights now. Compiled from a module: its state_dict's keys, as torch tensors
         (parameters and BatchNorm statistics from the PEF; what the PEF does not hold, such
@@ -287,6 +317,7 @@ class Pef:
                 out[key] = initial.clone()
         return out
 
+    @_serialized
     def load_state_dict(self, state_dict):
         """Replaces the weights: every parameter of the PEF (and its model state: BatchNorm
         statistics) from `state_dict` by name (torch tensors or numpy arrays); keys the PEF

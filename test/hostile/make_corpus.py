@@ -113,6 +113,15 @@ def fixtures(c, shardc):
     sh(shardc, "compile", os.path.join(fx, "mlp.onnx"), "-b", "4", "--loss", "cross-entropy",
        "--output-folder", c.root, "--pef-name", "train")
     np.save(os.path.join(fx, "labels.npy"), np.array([0, 3, 9, 1], np.int64))
+    # A data set of 20 samples (5 batches) and a checkpoint of 7 steps over it (epoch 1,
+    # position 8), for the checkpoint cases.
+    x = np.load(os.path.join(fx, "x.npy"))
+    np.save(os.path.join(fx, "xs.npy"), np.concatenate([x] * 5))
+    np.save(os.path.join(fx, "ys.npy"), np.arange(20, dtype=np.int64) % 10)
+    sh(shardc, "run", "--pef", os.path.join(c.root, "train", "train.pef"), "--data",
+       "x=" + os.path.join(fx, "xs.npy"), "--data", "labels=" + os.path.join(fx, "ys.npy"),
+       "--steps", "7", "--checkpoint-dir", os.path.join(fx, "ck"), "--output-dir",
+       os.path.join(c.root, "train", "run"))
     # A partitioned PEF: the MLP, data parallel over 2 thread devices (2 samples each).
     sh(shardc, "compile", os.path.join(fx, "mlp.onnx"), "--inference", "-b", "2", "--data-parallel",
        "-ws", "2", "--output-folder", c.root, "--pef-name", "dp")
@@ -1338,6 +1347,12 @@ def target_cases(c):
 
     c.control(cls, "cpu", compile_args("{case}/fixtures/cpu.yaml"))
     special_files(c, cls, ".yaml", compile_args)
+    # The search prices plans with the target's figures too.
+    for name, old, new in [("search-peak-flops-denormal", "  f32: 134.4e9", "  f32: 5e-324"),
+                           ("search-memory-bandwidth-denormal", "memory_bandwidth: 20e9",
+                            "memory_bandwidth: 5e-324")]:
+        c.add(cls, name, compile_args(c.write(cls, name + ".yaml", replaced(cpu, old, new))) +
+              ["--auto-partition", "--mesh", "data=2,model=2"])
     # Missing keys.
     for key in ["name", "peak_flops", "memory_bandwidth", "memory_capacity", "devices_per_node",
                 "intra_node", "inter_node"]:
@@ -1394,6 +1409,19 @@ def target_cases(c):
         "section-memory-negative": ("  memory: 2097152 ", "  memory: -2097152 "),
         "section-tile-above-memory": ("  tile_bytes: 49152 ", "  tile_bytes: 4194304 "),
         "section-switch-overhead-inf": ("  switch_overhead: 1e-6", "  switch_overhead: .inf"),
+        # Finite but outside what hardware can be: a typo such as 1e-9 for 1e9.
+        "peak-flops-denormal": ("  f32: 134.4e9", "  f32: 5e-324"),
+        "peak-flops-typo": ("  f32: 134.4e9", "  f32: 134.4e-9"),
+        "peak-flops-beyond-any-chip": ("  f32: 134.4e9", "  f32: 1e300"),
+        "memory-bandwidth-denormal": ("memory_bandwidth: 20e9", "memory_bandwidth: 5e-324"),
+        "memory-bandwidth-typo": ("memory_bandwidth: 20e9", "memory_bandwidth: 20e-9"),
+        "memory-capacity-beyond-any-chip": ("memory_capacity: 25.2e9", "memory_capacity: 1e300"),
+        "section-switch-overhead-huge": ("  switch_overhead: 1e-6", "  switch_overhead: 1e308"),
+        "op-overhead-hours": ("op_overhead: 1e-6", "op_overhead: 3600"),
+        "intra-node-bandwidth-denormal": ("  bandwidth: 10e9 ", "  bandwidth: 5e-324 "),
+        "inter-node-latency-huge": ("  latency: 50e-6 ", "  latency: 1e308 "),
+        "section-memory-denormal": ("  memory: 2097152 ", "  memory: 5e-324 "),
+        "section-compute-units-huge": ("  compute_units: 64 ", "  compute_units: 999999999999 "),
         # Duplicate and unknown keys.
         "duplicate-name": ("name: cpu", "name: cpu\nname: gpu"),
         "duplicate-memory-bandwidth": ("memory_bandwidth: 20e9", "memory_bandwidth: 20e9\nmemory_bandwidth: 1"),
@@ -1533,6 +1561,9 @@ def rules_cases(c):
     def rule(pattern, extra="  priority: 1\n"):
         return "r:\n" + extra + "  pattern:\n" + pattern
 
+    case("name-invalid-utf8", b"r\xff\xfe:\n  priority: 1\n  pattern:\n    a: {op_type: matmul}\n")
+    case("name-utf8-surrogate", b"r\xed\xa0\x80:\n  priority: 1\n  pattern:\n    a: {op_type: matmul}\n")
+    case("name-overlong-utf8", b"r\xc0\xaf:\n  priority: 1\n  pattern:\n    a: {op_type: matmul}\n")
     cases = {
         "priority-float": rule("    a: {op_type: matmul}\n", "  priority: 1.5\n"),
         "priority-beyond-int64": rule("    a: {op_type: matmul}\n", "  priority: 99999999999999999999\n"),
@@ -1730,6 +1761,48 @@ def flag_cases(c):
     case("empty-command", [""])
 
 
+def checkpoint_cases(c):
+    """Checkpoints whose files read well but whose fields no run over the data could have
+    written, for `run --resume`."""
+    cls = "checkpoint"
+    base = os.path.join(c.root, "fixtures", "ck", "step-00000007")
+    progress = open(os.path.join(base, "progress.json")).read()
+
+    def run_args(path):
+        return ["run", "--pef", "{case}/train/train.pef", "--data", "x={case}/fixtures/xs.npy",
+                "--data", "labels={case}/fixtures/ys.npy", "--steps", "12", "--resume", path,
+                "--output-dir", "{out}/r"]
+
+    def case(name, text, control=False):
+        folder = c.file(cls, name)
+        shutil.copytree(base, os.path.join(folder, "step-00000007"))
+        with open(os.path.join(folder, "step-00000007", "progress.json"), "w") as f:
+            f.write(text)
+        (c.control if control else c.add)(cls, name, run_args(c.ref(cls, name)))
+
+    case("unchanged", progress, control=True)
+    fields = {
+        "position-2^64-1": ('"position": 8', '"position": 18446744073709551615'),
+        "position-2^63-1": ('"position": 8', '"position": 9223372036854775807'),
+        "position-off-batch": ('"position": 8', '"position": 7'),
+        "position-beyond-data": ('"position": 8', '"position": 24'),
+        "position-other-epoch": ('"position": 8', '"position": 16'),
+        "position-negative": ('"position": 8', '"position": -4'),
+        "step-2^64-1": ('"step": 7', '"step": 18446744073709551615'),
+        "epoch-beyond-steps": ('"epoch": 1', '"epoch": 9'),
+        "epoch-2^63": ('"epoch": 1', '"epoch": 9223372036854775808'),
+        "batch-other": ('"batch": 4', '"batch": 2'),
+        "batch-zero": ('"batch": 4', '"batch": 0'),
+        "shuffle-word": ('"shuffle": false', '"shuffle": maybe'),
+        "checksum-not-hex": ('"pef_checksum": "', '"pef_checksum": "zz'),
+        "data-seed-float": ('"data_seed": 0', '"data_seed": 0.5'),
+    }
+    for name, (old, new) in fields.items():
+        case(name, replaced(progress, old, new))
+    case("missing-position", "\n".join(ln for ln in progress.split("\n") if "position" not in ln))
+    case("empty", "")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -1752,6 +1825,7 @@ def main():
     target_cases(c)
     strategy_cases(c)
     rules_cases(c)
+    checkpoint_cases(c)
     flag_cases(c)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(c.cases, f, indent=1)

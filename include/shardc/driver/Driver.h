@@ -100,6 +100,7 @@ struct RunOptions {
   std::optional<int64_t> seed;          // dropout's seed (the PEF's random-number state)
   std::string saveWeights;              // .npz of the parameters after the run
   std::string saveState;          // .npz of the opt_state after the run (optimizer, model state)
+  bool stopOnNonfinite = false;   // end the run with an error once the loss is NaN or infinite
   bool stats = false;             // print step times and the peak bytes each device held
   std::string statsJson;          // --stats-json FILE: the measured figures (RunStats.h)
   bool reference = false;         // run through the reference interpreter instead of the plan

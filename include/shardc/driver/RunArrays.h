@@ -24,6 +24,10 @@ struct RunArrays {
   // opt_state entry after the run, and the --metrics records (one JSON object each).
   NamedTensors outputs, params, stateAfter;
   std::vector<std::string> records;
+  // Whether a stop was requested (Interrupt.h): the run ended after `stepsRun` steps, with
+  // no outputs; params and stateAfter are those of its last finished step.
+  bool interrupted = false;
+  int64_t stepsRun = 0;
 };
 
 } // namespace shardc

@@ -50,8 +50,9 @@ struct ImportedModel {
   // graph order. Trained as imported, they are one parameter.
   std::map<std::string, std::vector<std::string>> mergedInitializers;
   // Float initializers imported as constants, not parameters, for holding an infinity or NaN
-  // (attention-mask buffers), in file order.
-  std::vector<std::string> constantInitializers;
+  // (attention-mask buffers hold infinities), in file order, each with the index of its first
+  // NaN (-1: infinities only).
+  std::vector<std::pair<std::string, int64_t>> constantInitializers;
   // The name of the ONNX node each op of @main was imported for (the exporter's module
   // scope, "/h.0/attn/MatMul"): what --hypersection-pattern matches.
   std::unordered_map<const Op*, std::string> opOrigins;

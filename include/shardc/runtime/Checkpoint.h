@@ -3,6 +3,7 @@
 // statistics, dropout's random-number state) and progress.json (where the data loop stands and
 // the run's arguments). A checkpoint is written into a hidden temporary folder and renamed
 // into place, so every step-* folder is complete; the latest is the one of the highest step.
+// A run holds DIR/.lock while it writes there.
 #pragma once
 
 #include "shardc/ir/Tensor.h"
@@ -37,7 +38,26 @@ struct Checkpoint {
   RunProgress progress;
   NamedTensors params, state;
 };
+// progress.json's fields (`file` names it in errors); each a number in range or refused.
+RunProgress parseProgress(const std::string& text, const std::string& file);
 // The latest checkpoint in `dir`. Throws shardc::Error when there is none or it is unreadable.
 Checkpoint readLatestCheckpoint(const std::string& dir);
+// Refuses progress that no run over `samples` samples in batches of `batch` (0: a run
+// without --data) could have written: a position off the data or off a batch boundary, a
+// step that epoch and position do not give, another batch size.
+void checkProgress(const Checkpoint& c, int64_t samples, int64_t batch);
+
+// Holds DIR/.lock for the life of a run that writes checkpoints into DIR, so that a second
+// run on the same folder is refused at once rather than mixing its steps with the first's.
+class CheckpointLock {
+public:
+  explicit CheckpointLock(const std::string& dir);
+  ~CheckpointLock();
+  CheckpointLock(const CheckpointLock&) = delete;
+  CheckpointLock& operator=(const CheckpointLock&) = delete;
+
+private:
+  int fd_ = -1;
+};
 
 } // namespace shardc

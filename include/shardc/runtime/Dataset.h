@@ -1,4 +1,4 @@
-// Training data: .npy arrays with a leading sample axis, memory-mapped, read in batches.
+// Training data: .npy arrays with a leading sample axis, read in batches.
 #pragma once
 
 #include "shardc/ir/Tensor.h"
@@ -11,23 +11,28 @@
 
 namespace shardc {
 
-// One .npy file mapped read-only: only the pages of the samples a batch reads are loaded.
-class MappedNpy {
+// One .npy file read with checked reads (never mapped: a file truncated under a mapping
+// kills the process with SIGBUS). Every read also checks that the file is still the one
+// opened (same size and modification time), so that a data file rewritten or truncated
+// during a run stops it with an error naming the file instead of feeding it other samples.
+class NpyFile {
 public:
-  explicit MappedNpy(const std::string& path); // throws shardc::Error naming the file
-  ~MappedNpy();
-  MappedNpy(const MappedNpy&) = delete;
-  MappedNpy& operator=(const MappedNpy&) = delete;
+  explicit NpyFile(const std::string& path); // throws shardc::Error naming the file
+  ~NpyFile();
+  NpyFile(const NpyFile&) = delete;
+  NpyFile& operator=(const NpyFile&) = delete;
   const std::string& path() const { return path_; }
   const TensorType& type() const { return type_; }
-  // Bytes of the array's data (after the header).
-  const uint8_t* data() const { return base_ + offset_; }
+  // Copies `size` bytes of the array's data from byte `offset` into `out`.
+  void read(size_t offset, size_t size, uint8_t* out) const;
 
 private:
+  void checkUnchanged() const;
   std::string path_;
   TensorType type_;
-  const uint8_t* base_ = nullptr;
-  size_t size_ = 0, offset_ = 0;
+  int fd_ = -1;
+  size_t size_ = 0, dataOffset_ = 0;
+  int64_t modified_ = 0; // nanoseconds
 };
 
 // The model input an array feeds: its name, whole-batch type, and for class labels the
@@ -38,13 +43,17 @@ struct DataInput {
   int64_t indexBound = 0;
 };
 
-// Samples of one input along the leading axis: the array's type, its bytes, what keeps them
-// alive (a mapped file, or the caller's array), and what errors call it (a file's path).
+// Samples of one input along the leading axis: the array's type, and its bytes in memory
+// (with what keeps them alive: the caller's array) or in a file; `source` is what errors call
+// it (a file's path).
 struct SampleArray {
   std::string source;
   TensorType type;
   const uint8_t* data = nullptr;
   std::shared_ptr<const void> owner;
+  std::shared_ptr<const NpyFile> file;
+  // Copies `size` bytes of the samples from byte `offset` into `out`.
+  void read(size_t offset, size_t size, uint8_t* out) const;
 };
 
 // NAME=FILE.npy arrays (or arrays in memory), one per model input, read as batches of the
@@ -80,9 +89,9 @@ private:
 
 // Refuses class labels outside [0, bound) (they would silently add nothing to the loss;
 // PyTorch's ignore_index, -100, is not supported either: the mean would count it), naming
-// `file` and the first bad label's index.
+// `file` and the first bad label's index (data[0] being element `first`).
 void checkLabels(const uint8_t* data, DType dtype, int64_t count, int64_t bound,
-                 const std::string& file);
+                 const std::string& file, int64_t first = 0);
 
 // The order epoch `epoch` visits `n` samples in: 0..n-1, or with `shuffle` a Fisher-Yates
 // shuffle of it driven by SplitMix64 seeded with seed + 0x9E3779B97F4A7C15 * (epoch + 1):

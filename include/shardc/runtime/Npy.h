@@ -21,6 +21,8 @@ struct NpyHeader {
   size_t dataOffset = 0;
 };
 NpyHeader parseNpyHeader(std::string_view bytes, const std::string& path);
+// The same from the file's first bytes (at least the whole header) and its size.
+NpyHeader parseNpyHeader(std::string_view bytes, size_t fileSize, const std::string& path);
 // Refuses a bool array holding a byte other than 0 or 1.
 void checkNpyBools(const uint8_t* data, size_t size, const std::string& path);
 Tensor parseNpy(const std::string& bytes, const std::string& path);

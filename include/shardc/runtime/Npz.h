@@ -17,5 +17,8 @@ std::vector<std::pair<std::string, Tensor>> parseNpz(const std::string& bytes,
                                                      const std::string& path);
 // Writes atomically, uncompressed, in the given order.
 void writeNpz(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors);
+// The archive writeNpz writes (`path` names it in errors).
+std::string serializeNpz(const std::vector<std::pair<std::string, Tensor>>& tensors,
+                         const std::string& path);
 
 } // namespace shardc
