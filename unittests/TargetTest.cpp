@@ -95,25 +95,30 @@ TEST(TargetTest, ErrorsNameTheFileAndField) {
   EXPECT_EQ(errorOf(replaced("peak_flops: {bf16: 2e12, f32: 1e12}\n", "")),
             "t.yaml: missing field 'peak_flops'");
   EXPECT_EQ(errorOf(replaced("memory_bandwidth: 1e11", "memory_bandwidth: -1e11")),
-            "t.yaml:3: field 'memory_bandwidth' must be positive (got -1e11)");
+            "t.yaml:3: field 'memory_bandwidth' must be within [1e3, 1e16] bytes/s (got -1e11)");
   EXPECT_EQ(errorOf(replaced("memory_capacity: 1e10", "memory_capacity: 0")),
-            "t.yaml:4: field 'memory_capacity' must be positive (got 0)");
+            "t.yaml:4: field 'memory_capacity' must be within [1, 1e16] bytes (got 0)");
   EXPECT_EQ(errorOf(replaced("compute_efficiency: 0.5", "compute_efficiency: 1.5")),
             "t.yaml:5: field 'compute_efficiency' must be in (0, 1] (got 1.5)");
   EXPECT_EQ(errorOf(kValid + "comm_overlap: 1.5\n"),
             "t.yaml:10: field 'comm_overlap' must be in [0, 1] (got 1.5)");
   EXPECT_EQ(errorOf(replaced("devices_per_node: 4", "devices_per_node: 0")),
-            "t.yaml:6: field 'devices_per_node' must be at least 1 (got 0)");
+            "t.yaml:6: field 'devices_per_node' must be within [1, 1000000] (got 0)");
   EXPECT_EQ(errorOf(replaced("devices_per_node: 4", "devices_per_node: 2.5")),
             "t.yaml:6: field 'devices_per_node' must be an integer (got 2.5)");
   EXPECT_EQ(errorOf(kValid + "compute_units: 2\ndevice_compute_units: 4\n"),
             "t.yaml:11: field 'device_compute_units' (4) exceeds compute_units (2)");
   EXPECT_EQ(errorOf(kValid + "device_compute_units: 0\n"),
-            "t.yaml:10: field 'device_compute_units' must be at least 1 (got 0)");
+            "t.yaml:10: field 'device_compute_units' must be within [1, 1000000000] (got 0)");
   EXPECT_EQ(errorOf(replaced("latency: 1e-6", "latency: -1")),
-            "t.yaml:7: field 'intra_node.latency' must be zero or positive (got -1)");
+            "t.yaml:7: field 'intra_node.latency' must be within [0, 10] s (got -1)");
   EXPECT_EQ(errorOf(replaced("latency: 1e-6}", "latency: 1e-6, oversubscribed_wait: -1}")),
-            "t.yaml:7: field 'intra_node.oversubscribed_wait' must be zero or positive (got -1)");
+            "t.yaml:7: field 'intra_node.oversubscribed_wait' must be within [0, 10] s (got -1)");
+  // Finite figures no hardware has: a typo such as 1e-9 for 1e9.
+  EXPECT_EQ(errorOf(replaced("memory_bandwidth: 1e11", "memory_bandwidth: 1e-11")),
+            "t.yaml:3: field 'memory_bandwidth' must be within [1e3, 1e16] bytes/s (got 1e-11)");
+  EXPECT_EQ(errorOf(replaced("peak_flops: {bf16: 2e12, f32: 1e12}", "peak_flops: {f32: 5e-324}")),
+            "t.yaml:2: field 'peak_flops.f32' must be within [1e6, 1e18] FLOP/s (got 5e-324)");
   EXPECT_EQ(errorOf(replaced("bandwidth: 1e9,", "bandwidth: fast,")),
             "t.yaml:8: field 'inter_node.bandwidth' must be a number (got fast)");
   EXPECT_EQ(errorOf(replaced("inter_node: {bandwidth: 1e9, latency: 1e-5}", "inter_node: {}")),

@@ -10,7 +10,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <set>
 
@@ -84,26 +83,24 @@ public:
       fail(n.Mark(), "field '" + field + "' must be " + rule + " (got " + shown(n) + ")");
     return v;
   }
-  // A figure within the physical range [lo, hi] of its unit: a typo such as 1e-9 for 1e9
-  // is refused here instead of reaching the cost model as a rate of nothing.
+  // A figure within the physical range [lo, hi] of its unit (`range` says it): a typo such
+  // as 1e-9 for 1e9 is refused here instead of reaching the cost model as a rate of nothing.
   double physical(const YAML::Node& n, const std::string& field, double lo, double hi,
-                  const char* unit) const {
-    char rule[96];
-    std::snprintf(rule, sizeof rule, "within [%g, %g] %s", lo, hi, unit);
+                  const char* range) const {
     return number(
-        n, field, [&](double v) { return v >= lo && v <= hi; }, rule);
+        n, field, [&](double v) { return v >= lo && v <= hi; }, std::string("within ") + range);
   }
   double flopRate(const YAML::Node& n, const std::string& field) const {
-    return physical(n, field, 1e6, 1e18, "FLOP/s");
+    return physical(n, field, 1e6, 1e18, "[1e6, 1e18] FLOP/s");
   }
   double bandwidth(const YAML::Node& n, const std::string& field) const {
-    return physical(n, field, 1e3, 1e16, "bytes/s");
+    return physical(n, field, 1e3, 1e16, "[1e3, 1e16] bytes/s");
   }
   double bytes(const YAML::Node& n, const std::string& field) const {
-    return physical(n, field, 1, 1e16, "bytes");
+    return physical(n, field, 1, 1e16, "[1, 1e16] bytes");
   }
   double seconds(const YAML::Node& n, const std::string& field) const {
-    return physical(n, field, 0, 10, "s");
+    return physical(n, field, 0, 10, "[0, 10] s");
   }
   double fraction(const YAML::Node& n, const std::string& field) const {
     return number(

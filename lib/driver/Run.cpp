@@ -497,17 +497,16 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
     at.position += batch;
     if (training && root && opLimit < 0)
       report.step(before + at.step, epochOfStep, outs[0].getDouble(0), stepSamples, sec);
-    if (training && opLimit < 0 && !outs.empty() && outs[0].numel() > 0 &&
-        !std::isfinite(outs[0].getDouble(0)) && !diverged) {
+    // Rank 0 holds the loss; when it stops, mpirun ends the other ranks.
+    if (training && root && opLimit < 0 && !std::isfinite(outs[0].getDouble(0)) && !diverged) {
       diverged = before + at.step;
       std::string what = "the loss is " + formatLoss(outs[0].getDouble(0)) + " at step " +
                          std::to_string(diverged);
       if (o.stopOnNonfinite) throw Error(what + " (--stop-on-nonfinite)");
-      if (root)
-        std::fprintf(stderr,
-                     "shardc: warning: %s; the weights are no longer finite and later steps "
-                     "train on them (--stop-on-nonfinite ends the run here)\n",
-                     what.c_str());
+      std::fprintf(stderr,
+                   "shardc: warning: %s; the weights are no longer finite and later steps "
+                   "train on them (--stop-on-nonfinite ends the run here)\n",
+                   what.c_str());
     }
     if (last || (training && !data)) perStep.push_back(std::move(outs));
     bool epochEnd = data && at.position + batch > data->samples();

@@ -43,8 +43,8 @@ RunProgress parseProgress(const std::string& text, const std::string& file);
 // The latest checkpoint in `dir`. Throws shardc::Error when there is none or it is unreadable.
 Checkpoint readLatestCheckpoint(const std::string& dir);
 // Refuses progress that no run over `samples` samples in batches of `batch` (0: a run
-// without --data) could have written: a position off the data or off a batch boundary, a
-// step that epoch and position do not give, another batch size.
+// without --data) could have written: a position beyond the data, more epochs than steps.
+// (The batch may differ: a checkpoint resumes on another number of replicas.)
 void checkProgress(const Checkpoint& c, int64_t samples, int64_t batch);
 
 // Holds DIR/.lock for the life of a run that writes checkpoints into DIR, so that a second
