@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang in build-fuzz/ (ASan + UBSan) and runs each for
-# SECONDS (default 60), two at a time (one per core), from seed corpora made of the test
-# fixtures; prints each target's executions and fails on any finding (the crashing input is
-# kept in build-fuzz/findings/).
+# Builds the libFuzzer targets in build-asan/ (clang, ASan + UBSan: the build the sanitizer
+# test pass of scripts/test.sh uses too, so one build serves both) and runs each for SECONDS
+# (default 30), two at a time (one per core), from seed corpora made of the test fixtures;
+# prints each target's executions and fails on any finding (the crashing input is kept in
+# build-asan/fuzz/findings/).
 # Usage: scripts/fuzz.sh [SECONDS]   (needs build/bin/shardc for the PEF seeds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_EACH=${1:-60}
+SECONDS_EACH=${1:-30}
 TARGETS=(IrParser Npy Npz Pef Onnx Target Rules Strategy Checkpoint)
 
-CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_FUZZ=ON \
-  -DSHARDC_BUILD_TESTS=OFF >/dev/null
-cmake --build build-fuzz --target "${TARGETS[@]/#/fuzz-}"
+scripts/configure-asan.sh
+cmake --build build-asan --target "${TARGETS[@]/#/fuzz-}"
+work=build-asan/fuzz
 
-seeds=build-fuzz/seeds
-rm -rf "$seeds" build-fuzz/findings
-mkdir -p "${TARGETS[@]/#/$seeds/}" build-fuzz/findings
+seeds=$work/seeds
+rm -rf "$seeds" $work/findings
+mkdir -p "${TARGETS[@]/#/$seeds/}" $work/findings
 # Copies the files named on stdin into seeds/$1, numbered (fixtures share file names).
 seed() {
   local n=0 f
@@ -50,10 +51,10 @@ n=0
 while read -r model flags; do
   name=p$((++n))
   # shellcheck disable=SC2086
-  build/bin/shardc compile "test/import/Inputs/$model" $flags --output-folder build-fuzz/pefs \
+  build/bin/shardc compile "test/import/Inputs/$model" $flags --output-folder $work/pefs \
     --pef-name "$name" >/dev/null
   python3 -c "import sys; b = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(b[24:-8])" \
-    "build-fuzz/pefs/$name/$name.pef" "$seeds/Pef/$name"
+    "$work/pefs/$name/$name.pef" "$seeds/Pef/$name"
 done <<'LIST'
 gpt/model.onnx --inference -b 2
 gpt_loss/model.onnx -b 2 --optimizer adam
@@ -61,20 +62,20 @@ gpt/model.onnx --inference -b 4 --data-parallel -ws 2
 LIST
 
 # The partitioned compile's strategy file seeds the strategy parser too.
-cp build-fuzz/pefs/p3/p3.strategy "$seeds/Strategy/"
+cp $work/pefs/p3/p3.strategy "$seeds/Strategy/"
 
 # Runs target $1; its exit status is the fuzzer's.
 fuzz() {
-  ASAN_OPTIONS=detect_leaks=1 build-fuzz/bin/fuzz-$1 "$seeds/$1" -max_total_time="$SECONDS_EACH" \
-    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=build-fuzz/findings/$1- \
-    >"build-fuzz/fuzz-$1.log" 2>&1
+  ASAN_OPTIONS=detect_leaks=1 build-asan/bin/fuzz-$1 "$seeds/$1" -max_total_time="$SECONDS_EACH" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$work/findings/$1- \
+    >"$work/fuzz-$1.log" 2>&1
 }
 report() {
-  local log=build-fuzz/fuzz-$1.log
+  local log=$work/fuzz-$1.log
   if (($2 == 0)); then
     echo "fuzz-$1: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') executions in ${SECONDS_EACH} s, no finding"
   else
-    echo "fuzz-$1: FINDING (see $log and build-fuzz/findings/)"
+    echo "fuzz-$1: FINDING (see $log and $work/findings/)"
     tail -30 "$log"
     status=1
   fi

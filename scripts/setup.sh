@@ -58,8 +58,12 @@ fi
 
 if ((BUILD)); then
   dir=build
-  [[ $SANITIZE == ON ]] && dir=build-asan
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_SANITIZE="$SANITIZE"
+  if [[ $SANITIZE == ON ]]; then
+    dir=build-asan
+    scripts/configure-asan.sh
+  else
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_SANITIZE=OFF
+  fi
   cmake --build "$dir"
   if [[ $SANITIZE == OFF ]]; then
     # `import shardc` in /usr/bin/python3 finds build/python through a .pth file in the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds shardc and runs every test (lit + GoogleTest), then does the same under
-# AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/, then runs each libFuzzer
-# target for 60 s, two at a time (scripts/fuzz.sh, clang build in build-fuzz/).
+# AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (clang), then runs each
+# libFuzzer target for 30 s, two at a time (scripts/fuzz.sh, from the same build-asan/).
 # Usage: scripts/test.sh [--no-sanitize] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,16 +17,19 @@ for arg in "$@"; do
 done
 
 run_suite() {
-  local dir=$1 sanitize=$2
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_SANITIZE="$sanitize" >/dev/null
+  local dir=$1
   cmake --build "$dir"
   ctest --test-dir "$dir" --output-on-failure -j2
 }
 
-run_suite build OFF
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDC_SANITIZE=OFF >/dev/null
+run_suite build
+if ((SANITIZE || FUZZ)); then
+  scripts/configure-asan.sh
+fi
 if ((SANITIZE)); then
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_suite build-asan ON
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_suite build-asan
 fi
 if ((FUZZ)); then
-  scripts/fuzz.sh 60
+  scripts/fuzz.sh 30
 fi

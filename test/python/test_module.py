@@ -80,6 +80,12 @@ def test_gpt_trains_with_pytorchs_losses(tmp_path):
             # The key bias's gradient is zero in exact arithmetic (softmax ignores a shift of
             # the scores per query): both sides step Adam on rounding noise. Compare q and v.
             got, want = np.delete(got, np.s_[32:64]), np.delete(want, np.s_[32:64])
+        if k.endswith("qkv.weight"):
+            # The same shift makes the key weights' gradient vanish along any input direction
+            # that is nearly constant over the tokens: there Adam's steps follow rounding
+            # (found 9e-5 apart on an Intel Xeon, under 1% of lr). Within 3% of lr.
+            np.testing.assert_allclose(got[32:64], want[32:64], rtol=1e-3, atol=3e-4, err_msg=k)
+            got, want = np.delete(got, np.s_[32:64], 0), np.delete(want, np.s_[32:64], 0)
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=2e-5, err_msg=k)
     # ... and they load into a fresh module, which then computes what the PEF computes.
     fresh = GPT()
