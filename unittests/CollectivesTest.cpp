@@ -246,7 +246,8 @@ TEST(CollectivesTest, ReduceScatter) {
 
 TEST(CollectivesTest, AllToAll) {
   for (const Case& c : kCases)
-    for (auto [split, cat] : {std::pair<int64_t, int64_t>{0, 1}, {1, 0}, {0, 0}, {-1, -1}}) {
+    for (auto axes : {std::pair<int64_t, int64_t>{0, 1}, {1, 0}, {0, 0}, {-1, -1}}) {
+      int64_t split = axes.first, cat = axes.second; // captured below, unlike a binding
       Mesh m = Mesh::parse(c.mesh);
       int64_t n = m.groupSize(c.axes);
       Shape shape = {2 * n, 3 * n};

@@ -41,7 +41,7 @@ SHARDC_INLINE uint32_t floatToBits(float f) {
 SHARDC_INLINE float exp(float x) {
   // Past hi 2^n would overflow the exponent; below lo the result is subnormal: flushed to 0.
   const float hi = 88.37f, lo = -87.33f;
-  float xc = x > hi ? hi : (x < lo ? lo : x);
+  float xc = x > hi ? hi : (x >= lo ? x : lo); // NaN to lo: n stays an int32 (NaN returned below)
   float n = __builtin_rintf(xc * 1.44269504088896341f);
   float r = xc - n * 0.693145751953125f - n * 1.428606765330187e-06f;
   float p = 1.0f / 5040;

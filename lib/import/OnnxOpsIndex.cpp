@@ -3,6 +3,7 @@
 #include "OnnxContext.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace shardc::onnximport {
@@ -19,6 +20,10 @@ std::vector<Entry> oneHot(Context& c) {
   TensorType it = c.typeOf(idx), vt = c.typeOf(values);
   const Tensor& dt = c.requireConstant(1, "depth");
   if (dt.numel() != 1) c.fail("depth must hold one value");
+  // A float depth is truncated, as the spec says; NaN and values beyond int64 are refused
+  // before the conversion.
+  if (isFloat(dt.dtype()) && !(std::fabs(dt.getDouble(0)) < 9.2e18))
+    c.fail("depth must be a finite integer, got " + std::to_string(dt.getDouble(0)));
   int64_t depth = isFloat(dt.dtype()) ? static_cast<int64_t>(dt.getDouble(0)) : dt.getInt(0);
   if (depth < 1) c.fail("depth must be positive, got " + std::to_string(depth));
   if (vt.numel() != 2 || vt.rank() != 1)

@@ -138,8 +138,10 @@ Outcome runCompiled(const fs::path& dir, const fs::path& work, const std::vector
       return Outcome::Fail;
     }
     for (const auto& [name, want] : set.wants) {
+      // clang 14 cannot capture a structured binding in a lambda.
+      const std::string& wanted = name;
       auto got = std::find_if(arrays.outputs.begin(), arrays.outputs.end(),
-                              [&](const auto& o) { return o.first == name; });
+                              [&](const auto& o) { return o.first == wanted; });
       std::string err = got == arrays.outputs.end() ? "missing" : compare(got->second, want);
       if (!err.empty()) {
         detail = set.name + " output " + name + " (compiled): " + err;
