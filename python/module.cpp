@@ -49,7 +49,7 @@ py::dtype numpyDType(DType t) {
   case DType::I1:
     return py::dtype::of<bool>();
   }
-  throw Error("internal error: unknown dtype");
+  throw InternalError("unknown dtype");
 }
 
 // The shardc type of a numpy array; `what` names it in errors.

@@ -7,7 +7,6 @@
 #include "shardc/support/Error.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -73,7 +72,7 @@ struct GroupTotals {
   std::vector<int64_t> effective; // per op: its group, or -1 (priced alone)
 
   GroupTotals(const Function& f, const std::vector<int64_t>* g) {
-    assert(!g || g->size() == f.ops().size());
+    SHARDC_CHECK(!g || g->size() == f.ops().size(), "fusion groups do not cover the function");
     if (!g) return;
     // A group of one op is priced as that op alone; collectives always are.
     std::map<int64_t, int64_t> members;
@@ -231,7 +230,7 @@ private:
                std::map<std::string, CostReport>& bodies) const {
     const Function* callee =
         call.parent()->module() ? call.parent()->module()->callee(call) : nullptr;
-    if (!callee) throw Error("internal error: a call names no function of the module");
+    if (!callee) throw InternalError("a call names no function of the module");
     auto it = bodies.find(callee->name());
     if (it == bodies.end()) {
       const std::vector<int64_t>* groups = nullptr;

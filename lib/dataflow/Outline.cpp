@@ -76,7 +76,7 @@ std::vector<HypersectionBody> outlineHypersections(Function& f, const Target& t,
                                                    std::vector<Section>& sections) {
   if (instances.empty()) return {};
   Module* m = f.module();
-  if (!m) throw Error("internal error: hypersections need the program's module");
+  if (!m) throw InternalError("hypersections need the program's module");
   std::vector<Op*> ops;
   std::unordered_map<const Op*, int64_t> at;
   for (const auto& op : f.ops()) {
@@ -236,7 +236,7 @@ std::vector<HypersectionBody> sectionCalledBodies(const Function& f, const Targe
     std::string callee = ops[static_cast<size_t>(h.firstOp)]->attrs().getString("callee");
     if (h.body == static_cast<int64_t>(bodies.size())) {
       Function* fn = f.module() ? f.module()->findFunction(callee) : nullptr;
-      if (!fn) throw Error("internal error: @" + callee + " is not a function of the module");
+      if (!fn) throw InternalError("@" + callee + " is not a function of the module");
       HypersectionBody b;
       b.function = callee;
       b.phase = at.phase;

@@ -7,7 +7,6 @@
 #include "shardc/support/Error.h"
 
 #include <algorithm>
-#include <cassert>
 #include <map>
 #include <queue>
 #include <set>
@@ -133,8 +132,8 @@ SectionGrower::SectionGrower(const ProgramFigures& pf, int64_t begin)
 
 void SectionGrower::add(int64_t op) {
   if (op < begin_ || op >= static_cast<int64_t>(pf_.ops_.size()))
-    throw Error("internal error: section former: op " + std::to_string(op) + " is outside [" +
-                std::to_string(begin_) + ", " + std::to_string(pf_.ops_.size()) + ")");
+    throw InternalError("section former: op " + std::to_string(op) + " is outside [" +
+                        std::to_string(begin_) + ", " + std::to_string(pf_.ops_.size()) + ")");
   size_t i = static_cast<size_t>(op);
   fig_.computeUnits += pf_.units[i];
   fig_.stages += pf_.units[i] > 0;
@@ -257,7 +256,7 @@ std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phas
         }
     }
   }
-  assert(order.size() == n && "fusion groups must be convex");
+  SHARDC_CHECK(order.size() == n, "fusion groups must be convex");
   std::vector<int64_t> groupOf;
   for (int64_t i : order) {
     f.ops().splice(f.ops().end(), f.ops(), f.position(ops[static_cast<size_t>(i)]));

@@ -65,9 +65,9 @@ void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o
       double c = best[i] + pf.seconds(t, fig);
       // The target's figures are range-checked when read, so a cost is always finite.
       if (!std::isfinite(c))
-        throw Error("internal error: section former: the cost of ops " +
-                    std::to_string(begin + static_cast<int64_t>(i)) + ".." + std::to_string(op) +
-                    " on " + t.name + " is not finite");
+        throw InternalError("section former: the cost of ops " +
+                            std::to_string(begin + static_cast<int64_t>(i)) + ".." +
+                            std::to_string(op) + " on " + t.name + " is not finite");
       if (c < best[j + 1]) best[j + 1] = c, from[j + 1] = static_cast<int64_t>(i);
       if (pf.communicates(op)) break;
     }
@@ -75,8 +75,7 @@ void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o
   std::vector<std::pair<int64_t, int64_t>> runs;
   for (int64_t j = static_cast<int64_t>(n); j > 0; j = from[static_cast<size_t>(j)]) {
     if (from[static_cast<size_t>(j)] < 0)
-      throw Error("internal error: section former: no cut reaches op " +
-                  std::to_string(begin + j - 1));
+      throw InternalError("section former: no cut reaches op " + std::to_string(begin + j - 1));
     runs.emplace_back(begin + from[static_cast<size_t>(j)], begin + j);
   }
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {

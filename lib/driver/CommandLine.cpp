@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -269,7 +270,8 @@ struct Commands {
     run = app.add_subcommand("run", "run a PEF on the CPU");
     run->add_option("--pef", ro.pef, "the PEF file")->required();
     run->add_option("--input", ro.inputs, "NAME=FILE.npy for each model input");
-    run->add_option("--output-dir", ro.outputDir, "writes DIR/<output-name>.npy (default .)");
+    run->add_option("--output-dir", ro.outputDir,
+                    "writes DIR/<output-name>.npy (default out/<PEF name>/results)");
     run->add_option("--sections", ro.sections,
                     "forward: run only a training PEF's forward sections (an evaluation pass: "
                     "the loss and outputs, weights and state untouched)");
@@ -415,11 +417,11 @@ int commandLineMain(int argc, char** argv) {
   bool underMpi = (run->parsed() || calibrateCmd->parsed()) && mpi::launchedByMpi();
   if (underMpi) mpi::init(argc, argv);
   // Exit status 1: what was given is wrong (or the run failed); 2: a shardc bug, an
-  // "internal error" (README, "Exit status").
-  auto fail = [&](const std::string& message) {
+  // InternalError (README, "Exit status").
+  auto fail = [&](const std::string& message, int status = 1) {
     if (underMpi) mpi::abortAll("shardc: error: " + message);
     std::cerr << "shardc: error: " << message << "\n";
-    return message.rfind("internal error", 0) == 0 ? 2 : 1;
+    return status;
   };
   try {
     if (compile->parsed()) {
@@ -445,6 +447,8 @@ int commandLineMain(int argc, char** argv) {
     } else if (calibrateCmd->parsed()) {
       std::cout << calibrate(cal);
     }
+  } catch (const InternalError& e) {
+    return fail(e.what(), 2);
   } catch (const Error& e) {
     return fail(e.what());
   } catch (const std::filesystem::filesystem_error& e) {
@@ -454,8 +458,13 @@ int commandLineMain(int argc, char** argv) {
   } catch (const std::exception& e) {
     // A library's exception (oneDNN, the standard library) that no check turned into a
     // message: a compiler bug, said as one rather than an abort.
-    return fail(std::string("internal error: ") + e.what());
+    return fail(std::string("internal error: ") + e.what(), 2);
   }
+  // Standard output is an output too: a write that failed there (a full disk, /dev/full) is
+  // not a success.
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)
+    return fail("standard output: write failed");
   if (underMpi) mpi::finalize();
   return 0;
 }

@@ -385,8 +385,8 @@ CompileResult compileWith(CompileOptions& o, const Target& target, const OutputP
              std::to_string(f.ops().size()) + " ops, " + std::to_string(ms) + " ms");
     DiagEngine diags(o.model);
     if (!verifyModule(*m.module, diags))
-      throw Error("internal error: IR invalid after " + std::string(passName) + ": " +
-                  diags.format(diags.diagnostics()[0]));
+      throw InternalError("IR invalid after " + std::string(passName) + ": " +
+                          diags.format(diags.diagnostics()[0]));
     if (changed) dump(passName);
   }
 

@@ -218,7 +218,13 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
         throw Error("--data, --checkpoint-dir, --resume and --metrics are for training PEFs; "
                     "this one is " +
                     l.pef.mode);
-  if (!arrays) checkWritable(o.outputDir, "--output-dir", true);
+  // Outputs land in out/, beside what compile writes there, unless a folder is given.
+  const std::string outputDir =
+      o.outputDir.empty()
+          ? (std::filesystem::path("out") / std::filesystem::path(o.pef).stem() / "results")
+                .string()
+          : o.outputDir;
+  if (!arrays) checkWritable(outputDir, "--output-dir", true);
   if (!o.saveWeights.empty()) checkWritable(o.saveWeights, "--save-weights", false);
   if (!o.saveState.empty()) checkWritable(o.saveState, "--save-state", false);
   if (!o.metrics.empty()) checkWritable(o.metrics, "--metrics", false);
@@ -566,7 +572,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
     }
     return;
   }
-  if (!arrays) std::filesystem::create_directories(o.outputDir);
+  if (!arrays) std::filesystem::create_directories(outputDir);
   // Written together (writeFilesAtomic): a bad --save-weights leaves no output.npy behind.
   std::vector<std::string> paths;
   std::vector<Tensor> outputs;
@@ -584,8 +590,7 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
       continue;
     }
     paths.push_back(
-        (std::filesystem::path(o.outputDir) / (fileNameFor(f.results()[i].name) + ".npy"))
-            .string());
+        (std::filesystem::path(outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string());
     outputs.push_back(std::move(out));
   }
   // Their folders are made as the output folder is (checkWritable said they can be).

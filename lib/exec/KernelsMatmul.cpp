@@ -247,8 +247,8 @@ public:
         bindEpilogue(a, *mm);
       }
       if (folded && isRef(pd))
-        throw Error("internal error: oneDNN has only its reference matmul for step '" +
-                    a.step.kernel + "' with transposes read as strides");
+        throw InternalError("oneDNN has only its reference matmul for step '" + a.step.kernel +
+                            "' with transposes read as strides");
       prim_ = dnnl::matmul(pd);
     } catch (const dnnl::error& e) {
       throw Error(std::string("oneDNN has no matmul for this step: ") + e.what());
@@ -282,8 +282,8 @@ public:
     for (auto [id, bytes] : epilogueInputs_) {
       const uint8_t* p = ctx.ptr[static_cast<size_t>(id)];
       if (p && p < d + productBytes_ && d < p + bytes)
-        throw Error("internal error: matmul step '" + kernelLabel_ +
-                    "' reads an operand that shares its result's bytes");
+        throw InternalError("matmul step '" + kernelLabel_ +
+                            "' reads an operand that shares its result's bytes");
     }
     return d;
   }

@@ -8,9 +8,9 @@
 #include "shardc/exec/Plan.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
 
 #include <algorithm>
-#include <cassert>
 #include <map>
 #include <set>
 
@@ -186,12 +186,12 @@ private:
     for (const Op* op : num_.ops()) {
       if (!op->def().callsFunction) continue;
       const Function* body = f_.module() ? f_.module()->callee(*op) : nullptr;
-      assert(body && "a call's callee is verified before planning");
+      SHARDC_CHECK(body, "a call's callee is verified before planning");
       for (size_t k = 0; k < body->results().size(); ++k) {
         int64_t j = body->results()[k].tiedArg;
         if (j < 0) continue;
         const Value* arg = op->operand(static_cast<size_t>(j));
-        assert(arg->isArgument() && "a body updates only the caller's own arguments in place");
+        SHARDC_CHECK(arg->isArgument(), "a body updates only the caller's own arguments in place");
         int64_t id = num_.id(op->result(k));
         at(op->result(k)) = {ValueHome::Argument, 0, static_cast<int64_t>(arg->index())};
         tiedTaken_.insert(id);

@@ -364,7 +364,7 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
   eliminateDeadCode(*f);
   DiagEngine diags(path);
   if (!verifyFunction(*f, diags))
-    throw Error("internal error: imported IR is invalid: " + diags.format(diags.diagnostics()[0]));
+    throw InternalError("imported IR is invalid: " + diags.format(diags.diagnostics()[0]));
   return result;
 }
 

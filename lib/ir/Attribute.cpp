@@ -1,8 +1,8 @@
 #include "shardc/ir/Attribute.h"
+#include "shardc/support/Error.h"
 
 #include <algorithm>
 #include <bit>
-#include <cassert>
 
 namespace shardc {
 
@@ -64,7 +64,7 @@ const Attr* AttrDict::find(std::string_view name) const {
 
 const Attr& AttrDict::get(std::string_view name) const {
   const Attr* a = find(name);
-  assert(a && "attribute missing: the verifier should have caught this");
+  SHARDC_CHECK(a, "attribute missing: the verifier should have caught this");
   return *a;
 }
 

@@ -2,6 +2,7 @@
 
 #include "shardc/ir/Scan.h"
 #include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -80,10 +81,7 @@ void Builder::cloneOps(const Function& from, std::unordered_map<const Value*, Va
 Op* Builder::create(std::string_view opName, std::vector<Value*> operands, AttrDict attrs) {
   std::string error;
   Op* op = tryCreate(opName, std::move(operands), std::move(attrs), error);
-  if (!op) {
-    std::fprintf(stderr, "internal error: Builder::create: %s\n", error.c_str());
-    std::abort();
-  }
+  if (!op) throw InternalError("Builder::create: " + error);
   return op;
 }
 

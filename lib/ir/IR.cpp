@@ -1,9 +1,9 @@
 #include "shardc/ir/IR.h"
 
 #include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
 
 #include <algorithm>
-#include <cassert>
 
 namespace shardc {
 
@@ -21,12 +21,12 @@ std::string_view argKindName(ArgKind k) {
 
 void Value::removeUse(Use u) {
   auto it = std::find(uses_.begin(), uses_.end(), u);
-  assert(it != uses_.end() && "use list out of sync");
+  SHARDC_CHECK(it != uses_.end(), "use list out of sync");
   uses_.erase(it);
 }
 
 void Value::replaceAllUsesWith(Value* other) {
-  assert(other != this);
+  SHARDC_CHECK(other != this, "a value replaced by itself");
   std::vector<Use> uses = uses_;
   for (const Use& u : uses) {
     if (u.user) {
@@ -118,7 +118,7 @@ Op* Function::insertOp(OpList::iterator pos, const OpDef* def, std::vector<Value
 }
 
 void Function::eraseOp(Op* op) {
-  assert(!op->hasUses() && "erasing an op whose results are still used");
+  SHARDC_CHECK(!op->hasUses(), "erasing an op whose results are still used");
   op->dropOperands();
   ops_.erase(op->self_);
 }

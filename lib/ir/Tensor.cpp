@@ -1,9 +1,9 @@
 #include "shardc/ir/Tensor.h"
+#include "shardc/support/Error.h"
 
 #include <cstring>
 
 #include <bit>
-#include <cassert>
 #include <cmath>
 
 namespace shardc {
@@ -176,7 +176,8 @@ std::vector<int64_t> Tensor::toInts() const {
 
 Tensor Tensor::fromDoubles(TensorType type, const std::vector<double>& values) {
   Tensor t(std::move(type));
-  assert(static_cast<int64_t>(values.size()) == t.numel());
+  SHARDC_CHECK(static_cast<int64_t>(values.size()) == t.numel(),
+               "a tensor built from the wrong number of values");
   if (t.dtype() == DType::F32) {
     float* f = reinterpret_cast<float*>(t.data());
     for (size_t i = 0; i < values.size(); ++i)
@@ -190,7 +191,8 @@ Tensor Tensor::fromDoubles(TensorType type, const std::vector<double>& values) {
 
 Tensor Tensor::fromInts(TensorType type, const std::vector<int64_t>& values) {
   Tensor t(std::move(type));
-  assert(static_cast<int64_t>(values.size()) == t.numel());
+  SHARDC_CHECK(static_cast<int64_t>(values.size()) == t.numel(),
+               "a tensor built from the wrong number of values");
   for (size_t i = 0; i < values.size(); ++i)
     t.setInt(static_cast<int64_t>(i), values[i]);
   return t;

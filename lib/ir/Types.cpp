@@ -1,6 +1,5 @@
 #include "shardc/ir/Types.h"
-
-#include <cassert>
+#include "shardc/support/Error.h"
 
 namespace shardc {
 
@@ -21,7 +20,7 @@ std::string_view dtypeName(DType t) {
   case DType::I1:
     return "i1";
   }
-  assert(false && "unknown dtype");
+  SHARDC_CHECK(false, "unknown dtype");
   return "?";
 }
 

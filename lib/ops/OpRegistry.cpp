@@ -1,8 +1,7 @@
 #include "shardc/ops/OpRegistry.h"
 
 #include "OpFamilies.h"
-
-#include <cassert>
+#include "shardc/support/Error.h"
 
 namespace shardc {
 
@@ -46,8 +45,9 @@ const OpDef* OpRegistry::lookup(std::string_view name) const {
 }
 
 void OpRegistry::add(OpDef def) {
-  assert(!lookup(def.name) && "op registered twice");
-  assert(def.inferTypes && def.kernel && "every op needs a shape rule and a kernel");
+  SHARDC_CHECK(!lookup(def.name), "op '" + def.name + "' registered twice");
+  SHARDC_CHECK(def.inferTypes && def.kernel,
+               "op '" + def.name + "' needs a shape rule and a kernel");
   defs_.push_back(std::make_unique<OpDef>(std::move(def)));
 }
 

@@ -1,9 +1,9 @@
 #include "Reshard.h"
 
 #include "shardc/ir/Builder.h"
+#include "shardc/support/Error.h"
 
 #include <algorithm>
-#include <cassert>
 #include <optional>
 
 namespace shardc {
@@ -101,7 +101,7 @@ public:
       cur.dims[d] = to.dims[d];
       cur.setChunks(d, to.chunksOf(d));
     }
-    assert(cur == to);
+    SHARDC_CHECK(cur == to, "resharding did not reach its target");
     return v;
   }
 

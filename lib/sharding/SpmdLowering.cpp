@@ -254,9 +254,9 @@ private:
                            localAttrs(op, operandTypes, localOperandTypes, localResultTypes));
     for (size_t r = 0; r < op.numResults(); ++r) {
       if (local->result(r)->type() != localResultTypes[r])
-        throw Error("internal error: lowering " + op.name() + " at line " +
-                    std::to_string(op.loc().line) + " gave " + local->result(r)->type().str() +
-                    ", expected " + localResultTypes[r].str());
+        throw InternalError("lowering " + op.name() + " at line " + std::to_string(op.loc().line) +
+                            " gave " + local->result(r)->type().str() + ", expected " +
+                            localResultTypes[r].str());
       local->result(r)->setName(op.result(r)->name());
     }
     Value* first = local->result(0);

@@ -5,7 +5,6 @@
 #include "shardc/sharding/Annotations.h"
 #include "shardc/support/Error.h"
 
-#include <cassert>
 #include <cctype>
 #include <map>
 
@@ -154,7 +153,7 @@ void applyStrategy(const Strategy& strategy, const Function& f, ShardingPlan& pl
   auto at = [&](int64_t line) { return filename + ":" + std::to_string(line) + ": "; };
   const Mesh* mesh = &plan.mesh();
   if (strategy.mesh && mesh->axes().empty()) {
-    assert(plan.size() == 0 && "shardings without a mesh");
+    SHARDC_CHECK(plan.size() == 0, "shardings without a mesh");
     mesh = &*strategy.mesh;
   } else if (strategy.mesh && !(*strategy.mesh == *mesh)) {
     throw Error(at(strategy.meshLine) + "the strategy's mesh " + strategy.mesh->str() +

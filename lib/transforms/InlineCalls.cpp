@@ -70,8 +70,7 @@ bool inlineCalls(Function& f) {
   std::set<std::string> inlined;
   for (Op* call : calls) {
     const Function* callee = m ? m->callee(*call) : nullptr;
-    if (!callee)
-      throw Error("internal error: a call in @" + f.name() + " names no function of the module");
+    if (!callee) throw InternalError("a call in @" + f.name() + " names no function of the module");
     Builder b(f);
     b.setInsertionPoint(call);
     b.setLoc(call->loc());

@@ -112,6 +112,11 @@ class Faults:
             check(stat.S_ISCHR(os.stat(null).st_mode), flag + " /dev/null-like: replaced")
             self.refused(self.train(folder, flag, full), "No space left on device")
             check(stat.S_ISCHR(os.stat(full).st_mode), flag + " /dev/full-like: replaced")
+        # Standard output is an output too.
+        with open(full, "w") as out:
+            r = subprocess.run([self.shardc, "inspect", self.pef], stdout=out,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        self.refused(r, "standard output: write failed")
         self.accepted(self.sh("report", self.pef, "-o", null))
         check(stat.S_ISCHR(os.stat(null).st_mode), "report -o: replaced the device")
         self.refused(self.sh("report", self.pef, "-o", full), "No space left on device")

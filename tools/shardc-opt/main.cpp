@@ -242,9 +242,7 @@ int process(const Options& o) {
       if (p) p->run(*f);
       if (!verifyFunction(*f, diags)) {
         diags.print(std::cerr);
-        std::cerr << "internal error: IR is invalid after pass '" << (p ? p->name : "verify")
-                  << "'\n";
-        return 3;
+        throw InternalError("IR is invalid after pass '" + (p ? p->name : "verify") + "'");
       }
     }
   }
@@ -341,8 +339,12 @@ int main(int argc, char** argv) {
     std::cerr << "shardc-opt: error: no input file (see --help)\n";
     return 1;
   }
+  // Exit status 1: a bad input; 2: an InternalError (a shardc bug), as in shardc itself.
   try {
     return process(o);
+  } catch (const InternalError& e) {
+    std::cerr << "shardc-opt: error: " << e.what() << "\n";
+    return 2;
   } catch (const Error& e) {
     std::cerr << "shardc-opt: error: " << e.what() << "\n";
     return 1;

@@ -82,7 +82,7 @@ CompileResult compileModel(const CompileOptions& options);
 struct RunOptions {
   std::string pef;
   std::vector<std::string> inputs; // NAME=FILE.npy
-  std::string outputDir = ".";
+  std::string outputDir; // "": out/<PEF name>/results under the working folder
   int64_t steps = 0;                    // 0: one, or with `data` the epochs' steps
   std::vector<std::string> data;        // --data NAME=FILE.npy: samples along the leading axis
   int64_t epochs = 0;                   // passes over `data` (0: 1 unless `steps` is given)

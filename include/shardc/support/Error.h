@@ -1,5 +1,7 @@
-// The user-error channel for failures that only show up at run time (an index out of
-// range in a gather, a bad input file). Compiler bugs are assertions, not Errors.
+// The two kinds of failure. Error: what the user gave is wrong or cannot be done (a bad
+// file, an index out of range at run time); exit status 1. InternalError: a compiler
+// invariant broke, a bug in shardc; exit status 2 in every tool, told apart by type.
+// SHARDC_CHECK states an invariant in every build type (NDEBUG does not remove it).
 #pragma once
 
 #include <stdexcept>
@@ -12,4 +14,19 @@ public:
   explicit Error(const std::string& msg) : std::runtime_error(msg) {}
 };
 
+// Its message starts "internal error: ".
+class InternalError : public Error {
+public:
+  explicit InternalError(const std::string& msg) : Error("internal error: " + msg) {}
+};
+
+[[noreturn]] void failCheck(const char* file, int line, const char* condition,
+                            const std::string& message);
+
 } // namespace shardc
+
+// Throws InternalError naming the source line, the condition and `message` unless `cond`.
+#define SHARDC_CHECK(cond, message)                                                                \
+  do {                                                                                             \
+    if (!(cond)) ::shardc::failCheck(__FILE__, __LINE__, #cond, message);                          \
+  } while (false)
