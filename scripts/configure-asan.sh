@@ -5,5 +5,9 @@
 # libraries. Safe to run twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A build-asan/ of an earlier layout (GCC) cannot switch compilers in place.
+if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
 CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSHARDC_SANITIZE=ON -DSHARDC_FUZZ=ON >/dev/null
