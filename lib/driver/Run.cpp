@@ -574,8 +574,8 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
   }
   if (!arrays) std::filesystem::create_directories(outputDir);
   // Written together (writeFilesAtomic): a bad --save-weights leaves no output.npy behind.
-  std::vector<std::string> paths;
-  std::vector<Tensor> outputs;
+  std::vector<Tensor> outputs; // each output: every step's stacked, or the last step's
+  std::vector<std::pair<std::string, FileContents>> written;
   size_t k = 0;
   for (size_t i = 0; i < f.results().size(); ++i) {
     if (f.results()[i].tiedArg >= 0) continue;
@@ -589,9 +589,10 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
       arrays->outputs.emplace_back(f.results()[i].name, std::move(out));
       continue;
     }
-    paths.push_back(
-        (std::filesystem::path(outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string());
     outputs.push_back(std::move(out));
+    written.emplace_back(
+        (std::filesystem::path(outputDir) / (fileNameFor(f.results()[i].name) + ".npy")).string(),
+        [&outputs, n = outputs.size() - 1] { return serializeNpy(outputs[n]); });
   }
   // Their folders are made as the output folder is (checkWritable said they can be).
   for (const std::string* file : {&o.saveWeights, &o.saveState, &o.statsJson})
@@ -603,26 +604,17 @@ void runPef(const RunOptions& o, RunArrays* arrays) {
                  "shardc: warning: --save-weights %s: the weights written are not finite (the "
                  "loss was not from step %lld on)\n",
                  o.saveWeights.c_str(), static_cast<long long>(diverged));
-  std::vector<std::function<std::string()>> contents;
-  for (const Tensor& out : outputs)
-    contents.push_back([&out] { return serializeNpy(out); });
-  if (!o.saveWeights.empty()) {
-    paths.push_back(o.saveWeights);
-    contents.push_back([&] { return serializeNpz(params, o.saveWeights); });
-  }
-  if (!o.saveState.empty()) {
-    paths.push_back(o.saveState);
-    contents.push_back([&] { return serializeNpz(stateAfter, o.saveState); });
-  }
-  if (!o.statsJson.empty()) {
-    paths.push_back(o.statsJson);
-    contents.push_back([&] {
+  if (!o.saveWeights.empty())
+    written.emplace_back(o.saveWeights, [&] { return serializeNpz(params, o.saveWeights); });
+  if (!o.saveState.empty())
+    written.emplace_back(o.saveState, [&] { return serializeNpz(stateAfter, o.saveState); });
+  if (!o.statsJson.empty())
+    written.emplace_back(o.statsJson, [&] {
       return runStatsJson(l, o.pef,
                           {seconds, peaks, meshDevices, timedDevices, o.reference, opLimit},
                           exec.times());
     });
-  }
-  writeFilesAtomic(paths, [&](size_t i) { return contents[i](); });
+  writeFilesAtomic(written);
   if (arrays) {
     arrays->params = std::move(params);
     arrays->stateAfter = std::move(stateAfter);

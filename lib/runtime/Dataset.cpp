@@ -33,6 +33,7 @@ template <typename Fn> void forEachPiece(const SampleArray& a, Fn fn) {
   for (size_t at = 0; at < total; at += kPiece) {
     size_t n = std::min(kPiece, total - at);
     a.read(at, n, buffer.data());
+    a.checkUnchanged();
     fn(buffer.data(), at, n);
   }
 }
@@ -69,10 +70,12 @@ void NpyFile::read(size_t offset, size_t size, uint8_t* out) const {
     ssize_t n = ::pread(fd_, out + done, size - done, static_cast<off_t>(at + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw Error(path_ + ": read error: " + std::strerror(errno));
-    if (n == 0) break; // the file is shorter than it was: reported below
+    if (n == 0) { // the file is shorter than it was
+      checkUnchanged();
+      throw Error(path_ + ": ended early");
+    }
     done += static_cast<size_t>(n);
   }
-  checkUnchanged();
 }
 
 void NpyFile::checkUnchanged() const {
@@ -90,6 +93,10 @@ void SampleArray::read(size_t offset, size_t size, uint8_t* out) const {
     std::memcpy(out, data + offset, size);
   else
     file->read(offset, size, out);
+}
+
+void SampleArray::checkUnchanged() const {
+  if (file) file->checkUnchanged();
 }
 
 Dataset::Dataset(const std::vector<std::string>& specs, const std::vector<DataInput>& inputs,
@@ -195,6 +202,7 @@ std::map<std::string, Tensor> Dataset::batch(const std::vector<int64_t>& order,
              t.data() + static_cast<size_t>(k) * row);
       k += n;
     }
+    a.checkUnchanged(); // once per batch, not per read: a shuffled batch reads sample by sample
     out.emplace(name, std::move(t));
   }
   return out;

@@ -84,20 +84,23 @@ int openInPlace(const std::string& target, const std::string& path, int flags) {
   return fd;
 }
 
-// What is at `target`: 0 nothing, 'r' a regular file, 'd' a folder, 's' anything else.
-char kindOf(const std::string& target) {
+// What is at `target`; Special: a device, a FIFO, a socket.
+enum class FileKind { None, Regular, Folder, Special };
+FileKind kindOf(const std::string& target) {
   struct stat st {};
-  if (::stat(target.c_str(), &st) != 0) return 0;
-  return S_ISREG(st.st_mode) ? 'r' : S_ISDIR(st.st_mode) ? 'd' : 's';
+  if (::stat(target.c_str(), &st) != 0) return FileKind::None;
+  return S_ISREG(st.st_mode)   ? FileKind::Regular
+         : S_ISDIR(st.st_mode) ? FileKind::Folder
+                               : FileKind::Special;
 }
 
 } // namespace
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   std::string target = followLinks(path_);
-  char kind = kindOf(target);
-  if (kind == 'd') throw Error(path_ + ": is a folder, not a file");
-  if (kind == 's') {
+  FileKind kind = kindOf(target);
+  if (kind == FileKind::Folder) throw Error(path_ + ": is a folder, not a file");
+  if (kind == FileKind::Special) {
     fd_ = openInPlace(target, path_, 0);
     inPlace_ = true;
     return;
@@ -156,13 +159,12 @@ void AtomicFileWriter::commit() {
   }
 }
 
-void writeFilesAtomic(const std::vector<std::string>& paths,
-                      const std::function<std::string(size_t)>& contents) {
+void writeFilesAtomic(const std::vector<std::pair<std::string, FileContents>>& files) {
   std::vector<std::unique_ptr<AtomicFileWriter>> writers;
-  for (const std::string& path : paths)
+  for (const auto& [path, contents] : files)
     writers.push_back(std::make_unique<AtomicFileWriter>(path));
-  for (size_t i = 0; i < writers.size(); ++i) {
-    std::string text = contents(i);
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string text = files[i].second();
     writers[i]->append(text.data(), text.size());
   }
   for (auto& w : writers)
@@ -171,10 +173,10 @@ void writeFilesAtomic(const std::vector<std::string>& paths,
 
 std::FILE* openOutputStream(const std::string& path, bool append, const std::string& what) {
   std::string target = followLinks(path);
-  char kind = kindOf(target);
-  if (kind == 'd') throw Error(what + " " + path + ": is a folder, not a file");
+  FileKind kind = kindOf(target);
+  if (kind == FileKind::Folder) throw Error(what + " " + path + ": is a folder, not a file");
   int fd = -1;
-  if (kind == 's') {
+  if (kind == FileKind::Special) {
     fd = openInPlace(target, what + " " + path, append ? O_APPEND : 0);
   } else {
     if (auto folder = std::filesystem::path(target).parent_path(); !folder.empty()) {

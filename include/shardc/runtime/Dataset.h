@@ -12,8 +12,8 @@
 namespace shardc {
 
 // One .npy file read with checked reads (never mapped: a file truncated under a mapping
-// kills the process with SIGBUS). Every read also checks that the file is still the one
-// opened (same size and modification time), so that a data file rewritten or truncated
+// kills the process with SIGBUS). After its reads, a batch checks that the file is still the
+// one opened (same size and modification time), so that a data file rewritten or truncated
 // during a run stops it with an error naming the file instead of feeding it other samples.
 class NpyFile {
 public:
@@ -23,11 +23,14 @@ public:
   NpyFile& operator=(const NpyFile&) = delete;
   const std::string& path() const { return path_; }
   const TensorType& type() const { return type_; }
-  // Copies `size` bytes of the array's data from byte `offset` into `out`.
+  // Copies `size` bytes of the array's data from byte `offset` into `out`; a file that ended
+  // early is an error.
   void read(size_t offset, size_t size, uint8_t* out) const;
+  // Refuses a file whose size or modification time changed since it was opened (checked after
+  // the reads of a batch: what they read is then known to be the file that was checked).
+  void checkUnchanged() const;
 
 private:
-  void checkUnchanged() const;
   std::string path_;
   TensorType type_;
   int fd_ = -1;
@@ -54,6 +57,7 @@ struct SampleArray {
   std::shared_ptr<const NpyFile> file;
   // Copies `size` bytes of the samples from byte `offset` into `out`.
   void read(size_t offset, size_t size, uint8_t* out) const;
+  void checkUnchanged() const; // NpyFile::checkUnchanged for a file; nothing for memory
 };
 
 // NAME=FILE.npy arrays (or arrays in memory), one per model input, read as batches of the

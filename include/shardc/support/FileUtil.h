@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardc {
@@ -42,10 +43,10 @@ private:
 };
 // Writes several files as one output: each is opened (its temporary file made) before any
 // contents are produced, and all are named only once every one is written, so a bad path
-// or a full disk among them leaves none of them half done or replaced. `contents` is called
-// once per file, in order.
-void writeFilesAtomic(const std::vector<std::string>& paths,
-                      const std::function<std::string(size_t)>& contents);
+// or a full disk among them leaves none of them half done or replaced. Each file's contents are
+// made once per file, in order.
+using FileContents = std::function<std::string()>;
+void writeFilesAtomic(const std::vector<std::pair<std::string, FileContents>>& files);
 // A stream written as it goes (--metrics): created with its folders, truncated or appended
 // to; a device or FIFO is opened in place (a FIFO without a reader is refused, not waited
 // on). `what` names the option in errors. The caller checks its writes and fclose.
