@@ -2,7 +2,7 @@
 // the checks against a data set of 100 samples in batches of 4 (and a run without data). Bad
 // input must be a shardc::Error; anything else escapes and is a finding. (The checkpoint's
 // arrays are .npz files: fuzz-Npz covers them.)
-#include "shardc/runtime/Checkpoint.h"
+#include "shardc/io/Checkpoint.h"
 #include "shardc/support/Error.h"
 
 #include <cstddef>

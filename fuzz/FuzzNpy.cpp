@@ -1,7 +1,7 @@
 // libFuzzer target: .npy bytes through the reader `run --input` uses. Bad input must be a
 // shardc::Error naming the file; anything else escapes and is a finding.
+#include "shardc/io/Npy.h"
 #include "shardc/ir/Tensor.h"
-#include "shardc/runtime/Npy.h"
 #include "shardc/support/Error.h"
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // libFuzzer target: .npz bytes through the reader `run --weights` uses. Bad input must be a
 // shardc::Error naming the file; anything else escapes and is a finding.
-#include "shardc/runtime/Npz.h"
+#include "shardc/io/Npz.h"
 #include "shardc/support/Error.h"
 
 #include <cstddef>

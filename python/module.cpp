@@ -2,12 +2,12 @@
 // take the command line's arguments, parsed by the command line's own parser, so that Python
 // and the shell accept the same flags; arrays cross as numpy arrays.
 #include "shardc/Version.h"
+#include "shardc/collectives/MpiCollectives.h"
 #include "shardc/driver/CommandLine.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/driver/RunArrays.h"
 #include "shardc/ir/IR.h"
 #include "shardc/pef/Pef.h"
-#include "shardc/runtime/MpiCollectives.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/Interrupt.h"
 

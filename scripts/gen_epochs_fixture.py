@@ -33,7 +33,7 @@ GOLDEN = 0x9E3779B97F4A7C15
 
 
 def sample_order(n, seed, epoch):
-    """shardc's --shuffle order of epoch `epoch` (lib/runtime/Dataset.cpp, sampleOrder)."""
+    """shardc's --shuffle order of epoch `epoch` (lib/io/Dataset.cpp, sampleOrder)."""
     state = (seed + GOLDEN * (epoch + 1)) & MASK
     order = list(range(n))
     for i in range(n - 1, 0, -1):

@@ -2,10 +2,10 @@
 // against the formula (batch statistics, biased variance for normalizing, unbiased for the
 // running update), and the gradients with respect to X, scale and bias against central finite
 // differences, for BatchNorm1d on [N, C] and [N, C, L] and BatchNorm2d on [N, C, H, W].
+#include "shardc/exec/Interpreter.h"
 #include "shardc/import/OnnxImporter.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
-#include "shardc/runtime/Interpreter.h"
 #include "shardc/train/Autodiff.h"
 
 #include <gtest/gtest.h>

@@ -2,11 +2,11 @@
 // expectations computed here from each device's coordinates.
 #include "OpTestUtil.h"
 
+#include "shardc/collectives/ThreadCollectives.h"
+#include "shardc/exec/Interpreter.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Parser.h"
-#include "shardc/runtime/Interpreter.h"
-#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/transforms/Passes.h"
 
 #include <algorithm>

@@ -54,6 +54,8 @@ TEST(ElementwiseOpTest, TanhErfSigmoidFloor) {
                        f64({4}, {0.5, 0.7310585786300049, 0, 1}), 1e-15, 0));
   EXPECT_TRUE(
       same(run1("floor", {f32({5}, {-1.5, 2.7, -2, 0.25, kNaN})}), f32({5}, {-2, 2, -2, 0, kNaN})));
+  EXPECT_TRUE(
+      same(run1("ceil", {f32({5}, {-1.5, 2.7, -2, 0.25, kNaN})}), f32({5}, {-1, 3, -2, 1, kNaN})));
 }
 
 TEST(ElementwiseOpTest, UnaryMathMatchesTorch) {

@@ -3,10 +3,10 @@
 // with a non-trivial incoming gradient.
 #include "TestUtil.h"
 
+#include "shardc/exec/Interpreter.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
-#include "shardc/runtime/Interpreter.h"
 #include "shardc/support/Error.h"
 #include "shardc/train/Autodiff.h"
 
@@ -119,7 +119,7 @@ std::vector<GradCase> cases() {
   Arg x{f64t({2, 3})}, pos{f64t({2, 3}), Range::Positive}, row{f64t({3})}, col{f64t({2, 1})};
   Arg x3{f64t({2, 3, 4})};
   std::vector<GradCase> cs;
-  for (const char* u : {"neg", "abs", "relu", "exp", "tanh", "erf", "sigmoid", "floor"})
+  for (const char* u : {"neg", "abs", "relu", "exp", "tanh", "erf", "sigmoid", "floor", "ceil"})
     cs.push_back({u, {x}});
   for (const char* u : {"log", "sqrt", "rsqrt", "reciprocal"})
     cs.push_back({u, {pos}});

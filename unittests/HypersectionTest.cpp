@@ -5,12 +5,12 @@
 #include "shardc/cost/Target.h"
 #include "shardc/dataflow/Sections.h"
 #include "shardc/exec/CompiledFunction.h"
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
+#include "shardc/exec/Interpreter.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Parser.h"
 #include "shardc/ir/Verifier.h"
-#include "shardc/runtime/Interpreter.h"
 
 #include <gtest/gtest.h>
 

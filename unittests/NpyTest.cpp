@@ -1,7 +1,7 @@
 // .npy reading and writing: round trips of every supported dtype and shape, files written
 // by numpy itself (unittests/fixtures/npy, from scripts/gen_npy_fixtures.py), and a clear
 // error naming the file for every kind of bad input.
-#include "shardc/runtime/Npy.h"
+#include "shardc/io/Npy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 

@@ -2,6 +2,8 @@
 // expected count for one representative case.
 #include "OpTestUtil.h"
 
+#include "shardc/ops/OpNames.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -18,8 +20,8 @@ using Ints = std::vector<int64_t>;
 const std::set<std::string> kNumericallyTested = {
     // ElementwiseOpTest.cpp
     "neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "erf", "sigmoid",
-    "floor", "not", "gelu", "gelu_grad", "add", "sub", "mul", "div", "pow", "max", "min", "and",
-    "or", "compare", "where", "cast",
+    "floor", "ceil", "not", "gelu", "gelu_grad", "add", "sub", "mul", "div", "pow", "max", "min",
+    "and", "or", "compare", "where", "cast",
     // MatmulOpTest.cpp
     "matmul",
     // ReduceOpTest.cpp
@@ -54,6 +56,16 @@ TEST(OpRegistryTest, EveryOpHasNumericTests) {
     EXPECT_TRUE(registered.count(name)) << "kNumericallyTested lists unknown op '" << name << "'";
 }
 
+TEST(OpRegistryTest, OpNamesListsEveryOpOnce) {
+  std::set<std::string> registered, listed;
+  for (const auto& def : OpRegistry::get().all())
+    registered.insert(def->name);
+  for (std::string_view name : opname::kAll)
+    EXPECT_TRUE(listed.insert(std::string(name)).second)
+        << "OpNames.h lists '" << name << "' twice";
+  EXPECT_EQ(listed, registered) << "OpNames.h and the registry disagree";
+}
+
 struct FlopCase {
   std::string op;
   std::vector<TensorType> operands;
@@ -83,6 +95,7 @@ std::vector<FlopCase> flopCases() {
       {"erf", {x}, {}, 6},
       {"sigmoid", {x}, {}, 18}, // exp, add, divide
       {"floor", {x}, {}, 6},
+      {"ceil", {x}, {}, 6},
       {"not", {b}, {}, 6},
       {"gelu", {x}, {}, 48},
       {"gelu_grad", {x, x}, {}, 120},

@@ -4,11 +4,11 @@
 // it are exercised this way one at a time, so a failure names one op.
 #include "PartitionTestUtil.h"
 
+#include "shardc/io/TensorFormat.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/Parser.h"
 #include "shardc/ops/OpRegistry.h"
-#include "shardc/runtime/TensorFormat.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 

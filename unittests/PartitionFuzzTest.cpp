@@ -5,8 +5,8 @@
 // before it is reported, so the report is a handful of lines of text IR.
 #include "PartitionTestUtil.h"
 
+#include "shardc/io/TensorFormat.h"
 #include "shardc/ir/Builder.h"
-#include "shardc/runtime/TensorFormat.h"
 
 #include <gtest/gtest.h>
 

@@ -2,10 +2,10 @@
 
 #include "TestUtil.h"
 
+#include "shardc/collectives/ShardTensor.h"
+#include "shardc/collectives/ThreadCollectives.h"
+#include "shardc/exec/Interpreter.h"
 #include "shardc/ir/Printer.h"
-#include "shardc/runtime/Interpreter.h"
-#include "shardc/runtime/ShardTensor.h"
-#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/sharding/Annotations.h"
 #include "shardc/sharding/Propagate.h"
 #include "shardc/sharding/SpmdLowering.h"

@@ -4,9 +4,9 @@
 #include "TestUtil.h"
 
 #include "shardc/exec/CompiledFunction.h"
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
+#include "shardc/exec/Interpreter.h"
 #include "shardc/ir/IR.h"
-#include "shardc/runtime/Interpreter.h"
 #include "shardc/transforms/Passes.h"
 
 #include <gtest/gtest.h>

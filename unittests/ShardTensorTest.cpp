@@ -1,7 +1,7 @@
 // Cutting whole tensors into per-device pieces and putting them back together.
 #include "OpTestUtil.h"
 
-#include "shardc/runtime/ShardTensor.h"
+#include "shardc/collectives/ShardTensor.h"
 
 using namespace shardc;
 using namespace shardc::testing;

@@ -2,13 +2,13 @@
 
 #include "shardc/exec/CompiledFunction.h"
 
+#include "shardc/exec/Interpreter.h"
+#include "shardc/io/Npy.h"
+#include "shardc/io/TensorFormat.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Parser.h"
-#include "shardc/runtime/Interpreter.h"
-#include "shardc/runtime/Npy.h"
-#include "shardc/runtime/TensorFormat.h"
 
 #include <cmath>
 
@@ -129,7 +129,7 @@ std::vector<Tensor> patternArgs(const Function& f) {
   return args;
 }
 
-std::vector<Tensor> runCompiled(const Function& f, std::vector<Tensor> args, Collectives* comm,
+std::vector<Tensor> runCompiled(const Function& f, std::vector<Tensor> args, Communicator* comm,
                                 int threads) {
   CompiledFunction cf(f, buildPlan(f), threads);
   std::vector<Tensor> untied = cf.run(args, comm);

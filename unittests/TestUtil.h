@@ -11,7 +11,7 @@
 #include <vector>
 
 namespace shardc {
-class Collectives;
+class Communicator;
 class Function;
 class Module;
 } // namespace shardc
@@ -57,6 +57,6 @@ std::vector<Tensor> absoluteValues(const std::vector<Tensor>& args);
 // Runs `f` through its executable plan (buildPlan + CompiledFunction, `threads` intra-op
 // threads) on `args`: every result, tied ones included.
 std::vector<Tensor> runCompiled(const Function& f, std::vector<Tensor> args,
-                                Collectives* comm = nullptr, int threads = 2);
+                                Communicator* comm = nullptr, int threads = 2);
 
 } // namespace shardc::testing

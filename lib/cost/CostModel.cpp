@@ -3,6 +3,7 @@
 #include "shardc/cost/Memory.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Scan.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
@@ -55,7 +56,7 @@ double libraryOverhead(const Target& t, const Op& op, const std::vector<TensorTy
                        const std::vector<TensorType>& out) {
   if (!isLibraryGemm(op.name())) return 0;
   double matrices = 1;
-  if (op.name() == "matmul" && in.size() == 2 && in[1].rank() > 2)
+  if (op.name() == opname::kMatmul && in.size() == 2 && in[1].rank() > 2)
     for (size_t i = 0; i + 2 < out[0].shape.size(); ++i)
       matrices *= static_cast<double>(out[0].shape[i]);
   return t.gemmOverhead + std::max(0.0, matrices - 1) * t.gemmBatchOverhead;
@@ -159,7 +160,7 @@ public:
         addCall(r, called, flopsByType, *op, mesh, bodyGroupOf, bodies);
         continue;
       }
-      if (op->def().communicates && op->name() != "shard_slice") {
+      if (op->def().communicates && op->name() != opname::kShardSlice) {
         CollectiveCost c =
             collectiveCost(t_, mesh, op->name(), splitAxes(op->attrs().getString("axes")),
                            static_cast<double>(in[0].bytes()));
@@ -293,7 +294,7 @@ CollectiveCost collectiveCost(const Target& t, const Mesh& mesh, const std::stri
   const LinkSpec& in = t.intraNode;
   const LinkSpec& out = t.interNode;
   const LinkSpec& flat = c.crossesNodes ? out : in;
-  if (kind == "all_reduce") {
+  if (kind == opname::kAllReduce) {
     c.bytes = 2 * (g - 1) / g * n;
     if (!c.crossesNodes) {
       double ringTime = ring(2 * (g - 1), in, n / g);
@@ -304,17 +305,17 @@ CollectiveCost collectiveCost(const Target& t, const Mesh& mesh, const std::stri
                                ring(2 * std::ceil(std::log2(m)), out, n / k));
       c.seconds = ring(k - 1, in, n / k) + across + ring(k - 1, in, n / k);
     }
-  } else if (kind == "all_gather") {
+  } else if (kind == opname::kAllGather) {
     c.bytes = (g - 1) * n;
     c.seconds = c.crossesNodes ? ring(k - 1, in, n) + ring(m - 1, out, k * n) : ring(g - 1, in, n);
-  } else if (kind == "reduce_scatter") {
+  } else if (kind == opname::kReduceScatter) {
     c.bytes = (g - 1) / g * n;
     c.seconds = c.crossesNodes ? ring(k - 1, in, n / k) + ring(m - 1, out, n / k / m)
                                : ring(g - 1, in, n / g);
-  } else if (kind == "all_to_all") {
+  } else if (kind == opname::kAllToAll) {
     c.bytes = (g - 1) / g * n;
     c.seconds = ring(g - 1, flat, n / g);
-  } else if (kind == "collective_permute") {
+  } else if (kind == opname::kCollectivePermute) {
     c.bytes = n;
     c.seconds = ring(1, flat, n);
   }

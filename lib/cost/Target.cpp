@@ -3,6 +3,7 @@
 #include "shardc/cost/Target.h"
 
 #include "BuiltinTargets.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 #include "shardc/support/Yaml.h"
@@ -256,7 +257,7 @@ Target loadTarget(const std::string& nameOrPath) {
 }
 
 bool isLibraryGemm(const std::string& op) {
-  return op == "matmul" || op.rfind("conv2d", 0) == 0;
+  return op == opname::kMatmul || op.rfind("conv2d", 0) == 0;
 }
 
 std::vector<std::string> builtinTargetNames() {

@@ -5,6 +5,7 @@
 #include "shardc/dataflow/Sections.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 
 #include <algorithm>
@@ -92,7 +93,7 @@ int64_t bucketGradientReductions(Function& f, int64_t bucketBytes) {
   };
   for (size_t i = 0; i < ops.size(); ++i) {
     Op* op = ops[i];
-    if (op->name() != "all_reduce" || phases[i] != Phase::GradReduce ||
+    if (op->name() != opname::kAllReduce || phases[i] != Phase::GradReduce ||
         !isFloat(op->operand(0)->type().dtype))
       continue;
     Key k{op->attrs().getString("axes"), op->attrs().getInt("group"), op->operand(0)->type().dtype};

@@ -3,6 +3,7 @@
 #include "shardc/cost/CostModel.h"
 #include "shardc/cost/Target.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
@@ -16,7 +17,7 @@
 namespace shardc {
 
 bool computesNothing(const Op& op) {
-  return op.name() == "constant" || op.name() == "reshape";
+  return op.name() == opname::kConstant || op.name() == opname::kReshape;
 }
 
 ProgramFigures::ProgramFigures(const Function& f, const Target& t) : phase(opPhases(f)), t_(t) {
@@ -219,7 +220,7 @@ std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phas
   for (size_t i = n; i-- > 0;) {
     place[i] = static_cast<int64_t>(i);
     const Op& op = *ops[i];
-    if (!forRepeats || op.name() != "reshape" || node[i] != static_cast<int64_t>(g + i) ||
+    if (!forRepeats || op.name() != opname::kReshape || node[i] != static_cast<int64_t>(g + i) ||
         op.result(0)->uses().size() != 1 || !op.result(0)->uses()[0].user)
       continue;
     size_t r = static_cast<size_t>(index.at(op.result(0)->uses()[0].user));

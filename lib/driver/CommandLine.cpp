@@ -2,8 +2,10 @@
 // exit statuses. A library function, so that Python app scripts take exactly these flags.
 #include "shardc/driver/CommandLine.h"
 #include "shardc/Version.h"
+#include "shardc/collectives/MpiCollectives.h"
+#include "shardc/collectives/ThreadCollectives.h"
+#include "shardc/cost/Calibrate.h"
 #include "shardc/driver/Driver.h"
-#include "shardc/runtime/MpiCollectives.h"
 #include "shardc/support/Error.h"
 
 #include <CLI/CLI.hpp>
@@ -447,18 +449,11 @@ int commandLineMain(int argc, char** argv) {
     } else if (calibrateCmd->parsed()) {
       std::cout << calibrate(cal);
     }
-  } catch (const InternalError& e) {
-    return fail(e.what(), 2);
-  } catch (const Error& e) {
-    return fail(e.what());
-  } catch (const std::filesystem::filesystem_error& e) {
-    return fail(e.what());
-  } catch (const std::bad_alloc&) {
-    return fail("out of memory");
   } catch (const std::exception& e) {
     // A library's exception (oneDNN, the standard library) that no check turned into a
-    // message: a compiler bug, said as one rather than an abort.
-    return fail(std::string("internal error: ") + e.what(), 2);
+    // message is a compiler bug, said as one rather than an abort.
+    Failure f = failureOf(e);
+    return fail(f.message, f.status);
   }
   // Standard output is an output too: a write that failed there (a full disk, /dev/full) is
   // not a success.

@@ -3,6 +3,7 @@
 #include "shardc/dataflow/FusionRules.h"
 #include "shardc/driver/Driver.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
@@ -19,14 +20,14 @@ bool matmulNear(const Value* v, int depth, bool up) {
   if (up) {
     const Op* d = v->definingOp();
     if (!d) return false;
-    if (d->name() == "matmul") return true;
+    if (d->name() == opname::kMatmul) return true;
     for (const Value* x : d->operands())
       if (matmulNear(x, depth - 1, true)) return true;
     return false;
   }
   for (const Use& u : v->uses()) {
     if (!u.user) continue;
-    if (u.user->name() == "matmul") return true;
+    if (u.user->name() == opname::kMatmul) return true;
     for (size_t r = 0; r < u.user->numResults(); ++r)
       if (matmulNear(u.user->result(r), depth - 1, false)) return true;
   }
@@ -44,7 +45,7 @@ Blocks findBlocks(const Function& f) {
   Blocks b;
   size_t i = 0;
   for (const auto& op : f.ops()) {
-    if (op->name() == "softmax" && matmulNear(op->operand(0), 4, true) &&
+    if (op->name() == opname::kSoftmax && matmulNear(op->operand(0), 4, true) &&
         matmulNear(op->result(0), 3, false))
       b.attention.push_back(i);
     else if (activations.count(op->name()) && matmulNear(op->operand(0), 5, true) &&

@@ -1,11 +1,11 @@
 #include "Executor.h"
 #include "Replicas.h"
 
+#include "shardc/collectives/ShardTensor.h"
+#include "shardc/collectives/ThreadCollectives.h"
 #include "shardc/driver/Driver.h"
+#include "shardc/exec/Interpreter.h"
 #include "shardc/ir/IR.h"
-#include "shardc/runtime/Interpreter.h"
-#include "shardc/runtime/ShardTensor.h"
-#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
 
 #include <algorithm>

@@ -2,10 +2,10 @@
 // MPI rank's device, on whole arguments.
 #pragma once
 
+#include "shardc/collectives/MpiCollectives.h"
 #include "shardc/exec/CompiledFunction.h"
 #include "shardc/ir/Tensor.h"
 #include "shardc/pef/Pef.h"
-#include "shardc/runtime/MpiCollectives.h"
 
 #include <map>
 #include <memory>

@@ -3,6 +3,7 @@
 #include "shardc/driver/Driver.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Scan.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/support/Error.h"
@@ -67,11 +68,11 @@ PartitionInfo partitionInfo(const LoadedPef& l) {
         ops.push_back(inner.get());
   }
   for (const Op* op : ops) {
-    if (!op->def().communicates || op->name() == "shard_slice") continue;
+    if (!op->def().communicates || op->name() == opname::kShardSlice) continue;
     std::vector<TensorType> in{op->operand(0)->type()}, out{op->result(0)->type()};
     const Value* v = op->operand(0);
     while (!v->isArgument() && v->name().empty() && v->definingOp()->numOperands() == 1 &&
-           v->definingOp()->name() == "reshape")
+           v->definingOp()->name() == opname::kReshape)
       v = v->definingOp()->operand(0); // name the value a chunked collective works on
     std::string value = (v->isArgument() ? "argument" : v->definingOp()->name()) + " %" + v->name();
     info.collectives.push_back(
@@ -100,8 +101,8 @@ std::string printable(const std::string& s) {
 
 std::string inspectText(const std::string& path, bool json, bool sections);
 
-// JSON text a PEF holds (`what`), parsed. Shallow by construction (CostJson.h); a deep one is a
-// forged file, and parsing it would recurse without bound.
+// JSON text a PEF holds (`what`), parsed. Shallow by construction (costReportJson,
+// searchResultJson); a deep one is a forged file, and parsing it would recurse without bound.
 nlohmann::json embeddedJson(const std::string& text, const std::string& path, const char* what) {
   if (jsonDepth(text) > 32) throw Error(path + ": " + what + " nests too deep");
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
@@ -137,137 +138,174 @@ std::string sectionOps(const Section& s, const std::vector<const Op*>& ops) {
   return out;
 }
 
-std::string inspectText(const std::string& path, bool json, bool listSections) {
-  LoadedPef l = loadPef(path);
-  std::vector<const Op*> ops;
-  for (const auto& op : l.entry->ops())
-    ops.push_back(op.get());
-  const std::vector<Section>& sections = l.pef.programs[0].sections;
-  const Pef& p = l.pef;
+// What inspect counts over a PEF's program and buffers.
+struct PefSummary {
   std::map<std::string, int64_t> opCounts;
+  int64_t paramTensors = 0, paramCount = 0, paramBytes = 0;
+  int64_t stateTensors = 0, stateCount = 0, stateBytes = 0;
+};
+
+PefSummary summarize(const LoadedPef& l) {
+  PefSummary sum;
   for (const auto& op : l.entry->ops())
-    ++opCounts[op->name()];
-  int64_t paramTensors = 0, paramCount = 0, paramBytes = 0, stateTensors = 0, stateCount = 0,
-          stateBytes = 0;
-  for (const auto& b : p.buffers) {
+    ++sum.opCounts[op->name()];
+  for (const auto& b : l.pef.buffers) {
+    int64_t n = b.tensor.type.numel(), bytes = b.tensor.type.bytes();
     if (b.kind == BufferKind::Param)
-      ++paramTensors, paramCount += b.tensor.type.numel(), paramBytes += b.tensor.type.bytes();
+      ++sum.paramTensors, sum.paramCount += n, sum.paramBytes += bytes;
     if (b.kind == BufferKind::OptState)
-      ++stateTensors, stateCount += b.tensor.type.numel(), stateBytes += b.tensor.type.bytes();
+      ++sum.stateTensors, sum.stateCount += n, sum.stateBytes += bytes;
   }
-  if (json) {
-    nlohmann::json j;
-    j["shardc_version"] = p.shardcVersion;
-    j["format_version"] = kPefFormatVersion;
-    j["created_utc"] = p.createdUtc;
-    j["checksum"] = checksumText(p.checksum);
-    j["mode"] = p.mode;
-    j["arch"] = p.arch;
-    j["compile_args"] = p.compileArgs;
-    j["mesh"] = nlohmann::json::array();
-    for (const auto& [axis, size] : p.mesh)
-      j["mesh"].push_back({{"axis", axis}, {"size", size}});
-    j["inputs"] = nlohmann::json::array();
-    for (const auto& t : p.inputs)
-      j["inputs"].push_back(tensorJson(t));
-    j["outputs"] = nlohmann::json::array();
-    for (const auto& t : p.outputs)
-      j["outputs"].push_back(tensorJson(t));
-    j["parameters"] = nlohmann::json::array();
-    for (const auto& b : p.buffers)
-      if (b.kind == BufferKind::Param || b.kind == BufferKind::OptState) {
-        nlohmann::json t = tensorJson(b.tensor);
-        t["kind"] = std::string(bufferKindName(b.kind));
-        j["parameters"].push_back(t);
-      }
-    j["parameter_count"] = paramCount;
-    j["parameter_bytes"] = paramBytes;
-    j["optimizer_state_count"] = stateCount;
-    j["optimizer_state_bytes"] = stateBytes;
-    j["op_count"] = l.entry->ops().size();
-    j["ops"] = opCounts;
-    const ExecPlan& plan = p.programs[0].plan;
-    std::map<std::string, int> kernels;
-    for (const PlanStep& st : plan.steps)
-      ++kernels[st.kernel];
-    j["plan"] = {{"kernels", plan.steps.size()},
-                 {"kernel_counts", kernels},
-                 {"arena_bytes", plan.arenaBytes},
-                 {"constant_bytes", plan.constantBytes(*l.entry)},
-                 {"reference_ops", plan.referenceOps()}};
-    j["optimization_level"] = p.optimizationLevel;
-    if (!p.optimizationRules.empty()) j["optimization_rules"] = p.optimizationRules;
-    j["scaling_factors"] = p.scalingFactors;
-    j["sections"] = nlohmann::json::array();
-    for (const Section& s : sections)
-      j["sections"].push_back({{"phase", std::string(phaseName(s.phase))},
-                               {"first_op", s.firstOp},
-                               {"num_ops", s.numOps},
-                               {"rule", s.rule},
-                               {"inputs", s.inputs},
-                               {"outputs", s.outputs},
-                               {"input_bytes", s.inputBytes},
-                               {"output_bytes", s.outputBytes},
-                               {"on_chip_bytes", s.onChipBytes},
-                               {"compute_units", s.computeUnits},
-                               {"body", s.body}});
-    j["hypersections"] = nlohmann::json::array();
-    for (const PefBody& b : p.programs[0].bodies) {
-      const Function& fn = *l.module->findFunction(b.function);
-      nlohmann::json bs = nlohmann::json::array();
-      for (const Section& s : b.sections)
-        bs.push_back({{"phase", std::string(phaseName(s.phase))},
-                      {"first_op", s.firstOp},
-                      {"num_ops", s.numOps},
-                      {"on_chip_bytes", s.onChipBytes},
-                      {"compute_units", s.computeUnits}});
-      j["hypersections"].push_back({{"function", b.function},
-                                    {"phase", std::string(phaseName(b.phase))},
-                                    {"ops", fn.ops().size()},
-                                    {"instances", b.instances},
-                                    {"kernels", b.plan.steps.size()},
-                                    {"arena_bytes", b.plan.arenaBytes},
-                                    {"sections", bs}});
-    }
-    if (!p.costJson.empty()) j["cost"] = embeddedJson(p.costJson, path, "the cost estimate");
-    if (!p.searchJson.empty())
-      j["search"] = embeddedJson(p.searchJson, path, "the auto-partition search");
-    if (l.partitioned()) {
-      PartitionInfo info = partitionInfo(l);
-      nlohmann::json pj;
-      pj["devices"] = l.mesh.numDevices();
-      pj["arguments"] = nlohmann::json::array();
-      for (const auto& a : info.args)
-        pj["arguments"].push_back({{"name", a.name},
-                                   {"kind", a.kind},
-                                   {"sharding", a.sharding},
-                                   {"dims", a.layout.dims},
-                                   {"chunks", a.layout.chunks},
-                                   {"partial", a.layout.partial},
-                                   {"shape", a.whole.shape},
-                                   {"local_shape", a.local.shape},
-                                   {"local_bytes", a.local.bytes()}});
-      pj["per_device_bytes"] = {{"parameters", info.paramBytes},
-                                {"optimizer_state", info.stateBytes},
-                                {"inputs", info.inputBytes},
-                                {"peak_activations", info.peakActivations}};
-      pj["collectives"] = nlohmann::json::array();
-      for (const auto& c : info.collectives)
-        pj["collectives"].push_back({{"kind", c.kind},
-                                     {"axes", c.axes},
-                                     {"group", c.group},
-                                     {"value", c.value},
-                                     {"bytes_per_step", c.bytes}});
-      j["partition"] = pj;
-    }
-    return j.dump(2) + "\n";
+  return sum;
+}
+
+nlohmann::json trainingJson(const PefTraining& t) {
+  return {{"loss", t.loss},         {"optimizer", t.optimizer}, {"learning_rate", t.learningRate},
+          {"momentum", t.momentum}, {"nesterov", t.nesterov},   {"weight_decay", t.weightDecay},
+          {"beta1", t.beta1},       {"beta2", t.beta2},         {"epsilon", t.epsilon}};
+}
+
+nlohmann::json planJson(const LoadedPef& l) {
+  const ExecPlan& plan = l.pef.programs[0].plan;
+  std::map<std::string, int> kernels;
+  for (const PlanStep& st : plan.steps)
+    ++kernels[st.kernel];
+  return {{"kernels", plan.steps.size()},
+          {"kernel_counts", kernels},
+          {"arena_bytes", plan.arenaBytes},
+          {"constant_bytes", plan.constantBytes(*l.entry)},
+          {"reference_ops", plan.referenceOps()}};
+}
+
+nlohmann::json sectionsJson(const std::vector<Section>& sections) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Section& s : sections)
+    out.push_back({{"phase", std::string(phaseName(s.phase))},
+                   {"first_op", s.firstOp},
+                   {"num_ops", s.numOps},
+                   {"rule", s.rule},
+                   {"inputs", s.inputs},
+                   {"outputs", s.outputs},
+                   {"input_bytes", s.inputBytes},
+                   {"output_bytes", s.outputBytes},
+                   {"on_chip_bytes", s.onChipBytes},
+                   {"compute_units", s.computeUnits},
+                   {"body", s.body}});
+  return out;
+}
+
+nlohmann::json hypersectionsJson(const LoadedPef& l) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PefBody& b : l.pef.programs[0].bodies) {
+    const Function& fn = *l.module->findFunction(b.function);
+    nlohmann::json bs = nlohmann::json::array();
+    for (const Section& s : b.sections)
+      bs.push_back({{"phase", std::string(phaseName(s.phase))},
+                    {"first_op", s.firstOp},
+                    {"num_ops", s.numOps},
+                    {"on_chip_bytes", s.onChipBytes},
+                    {"compute_units", s.computeUnits}});
+    out.push_back({{"function", b.function},
+                   {"phase", std::string(phaseName(b.phase))},
+                   {"ops", fn.ops().size()},
+                   {"instances", b.instances},
+                   {"kernels", b.plan.steps.size()},
+                   {"arena_bytes", b.plan.arenaBytes},
+                   {"sections", bs}});
   }
-  std::ostringstream os;
+  return out;
+}
+
+nlohmann::json partitionJson(const LoadedPef& l) {
+  PartitionInfo info = partitionInfo(l);
+  nlohmann::json pj;
+  pj["devices"] = l.mesh.numDevices();
+  pj["arguments"] = nlohmann::json::array();
+  for (const auto& a : info.args)
+    pj["arguments"].push_back({{"name", a.name},
+                               {"kind", a.kind},
+                               {"sharding", a.sharding},
+                               {"dims", a.layout.dims},
+                               {"chunks", a.layout.chunks},
+                               {"partial", a.layout.partial},
+                               {"shape", a.whole.shape},
+                               {"local_shape", a.local.shape},
+                               {"local_bytes", a.local.bytes()}});
+  pj["per_device_bytes"] = {{"parameters", info.paramBytes},
+                            {"optimizer_state", info.stateBytes},
+                            {"inputs", info.inputBytes},
+                            {"peak_activations", info.peakActivations}};
+  pj["collectives"] = nlohmann::json::array();
+  for (const auto& c : info.collectives)
+    pj["collectives"].push_back({{"kind", c.kind},
+                                 {"axes", c.axes},
+                                 {"group", c.group},
+                                 {"value", c.value},
+                                 {"bytes_per_step", c.bytes}});
+  return pj;
+}
+
+std::string inspectJson(const LoadedPef& l, const std::string& path) {
+  const Pef& p = l.pef;
+  PefSummary sum = summarize(l);
+  nlohmann::json j;
+  j["shardc_version"] = p.shardcVersion;
+  j["format_version"] = kPefFormatVersion;
+  j["created_utc"] = p.createdUtc;
+  j["checksum"] = checksumText(p.checksum);
+  j["mode"] = p.mode;
+  if (p.training) j["training"] = trainingJson(*p.training);
+  j["arch"] = p.arch;
+  j["compile_args"] = p.compileArgs;
+  j["mesh"] = nlohmann::json::array();
+  for (const auto& [axis, size] : p.mesh)
+    j["mesh"].push_back({{"axis", axis}, {"size", size}});
+  j["inputs"] = nlohmann::json::array();
+  for (const auto& t : p.inputs)
+    j["inputs"].push_back(tensorJson(t));
+  j["outputs"] = nlohmann::json::array();
+  for (const auto& t : p.outputs)
+    j["outputs"].push_back(tensorJson(t));
+  j["parameters"] = nlohmann::json::array();
+  for (const auto& b : p.buffers)
+    if (b.kind == BufferKind::Param || b.kind == BufferKind::OptState) {
+      nlohmann::json t = tensorJson(b.tensor);
+      t["kind"] = std::string(bufferKindName(b.kind));
+      j["parameters"].push_back(t);
+    }
+  j["parameter_count"] = sum.paramCount;
+  j["parameter_bytes"] = sum.paramBytes;
+  j["optimizer_state_count"] = sum.stateCount;
+  j["optimizer_state_bytes"] = sum.stateBytes;
+  j["op_count"] = l.entry->ops().size();
+  j["ops"] = sum.opCounts;
+  j["plan"] = planJson(l);
+  j["optimization_level"] = p.optimizationLevel;
+  if (!p.optimizationRules.empty()) j["optimization_rules"] = p.optimizationRules;
+  j["scaling_factors"] = p.scalingFactors;
+  j["sections"] = sectionsJson(p.programs[0].sections);
+  j["hypersections"] = hypersectionsJson(l);
+  if (!p.costJson.empty()) j["cost"] = embeddedJson(p.costJson, path, "the cost estimate");
+  if (!p.searchJson.empty())
+    j["search"] = embeddedJson(p.searchJson, path, "the auto-partition search");
+  if (l.partitioned()) j["partition"] = partitionJson(l);
+  return j.dump(2) + "\n";
+}
+
+// The header: version, mode (and a training PEF's optimizer), signature, parameters, ops.
+void describeHeader(std::ostream& os, const LoadedPef& l, const std::string& path) {
+  const Pef& p = l.pef;
+  PefSummary sum = summarize(l);
   os << "PEF " << path << "\n";
   os << "  format version " << kPefFormatVersion << ", shardc " << p.shardcVersion << ", created "
      << p.createdUtc << "\n";
   os << "  mode: " << p.mode << ", arch: " << p.arch
      << ", devices: " << (l.partitioned() ? l.mesh.numDevices() : 1) << "\n";
+  if (p.training) {
+    const PefTraining& t = *p.training;
+    os << "  training: loss " << (t.loss.empty() ? "(the model's output)" : t.loss)
+       << ", optimizer " << t.optimizer << ", learning rate " << t.learningRate << "\n";
+  }
   os << "  compile args:";
   for (const auto& a : p.compileArgs)
     os << " " << a;
@@ -287,15 +325,28 @@ std::string inspectText(const std::string& path, bool json, bool listSections) {
         os << "    " << bufferKindName(b.kind) << " " << b.tensor.name << ": "
            << b.tensor.type.str() << " (" << b.tensor.type.bytes() << " bytes)\n";
   };
-  list(BufferKind::Param, "parameters", paramTensors, paramCount, paramBytes);
-  list(BufferKind::OptState, "optimizer state", stateTensors, stateCount, stateBytes);
+  list(BufferKind::Param, "parameters", sum.paramTensors, sum.paramCount, sum.paramBytes);
+  list(BufferKind::OptState, "optimizer state", sum.stateTensors, sum.stateCount, sum.stateBytes);
   os << "  ops: " << l.entry->ops().size() << " (";
   bool first = true;
-  for (const auto& [name, n] : opCounts) {
+  for (const auto& [name, n] : sum.opCounts) {
     os << (first ? "" : ", ") << name << " " << n;
     first = false;
   }
   os << ")\n";
+}
+
+std::vector<const Op*> opsOf(const Function& f) {
+  std::vector<const Op*> ops;
+  for (const auto& op : f.ops())
+    ops.push_back(op.get());
+  return ops;
+}
+
+// The plan, the sections (each one with `listSections`) and the hypersection bodies.
+void describeSectionsAndBodies(std::ostream& os, const LoadedPef& l, bool listSections) {
+  const Pef& p = l.pef;
+  const std::vector<Section>& sections = p.programs[0].sections;
   std::istringstream plan(describePlan(p.programs[0].plan, *l.entry));
   os << "  executable plan:\n";
   for (std::string line; std::getline(plan, line);)
@@ -322,26 +373,22 @@ std::string inspectText(const std::string& path, bool json, bool listSections) {
   };
   if (listSections)
     for (size_t k = 0; k < sections.size(); ++k)
-      sectionLine("    ", k, sections[k], ops);
-  if (!bodies.empty()) {
-    os << "  hypersections: " << bodies.size() << " bodies, each compiled once\n";
-    for (size_t b = 0; b < bodies.size(); ++b) {
-      const Function& fn = *l.module->findFunction(bodies[b].function);
-      os << "    " << b << " @" << fn.name() << ": " << phaseName(bodies[b].phase) << ", "
-         << fn.ops().size() << " ops, " << bodies[b].instances << " instances, "
-         << bodies[b].sections.size() << " sections, " << bodies[b].plan.steps.size()
-         << " kernels, arena " << formatBytes(static_cast<double>(bodies[b].plan.arenaBytes))
-         << "\n";
-      if (!listSections) continue;
-      std::vector<const Op*> bodyOps;
-      for (const auto& op : fn.ops())
-        bodyOps.push_back(op.get());
-      for (size_t k = 0; k < bodies[b].sections.size(); ++k)
-        sectionLine("      ", k, bodies[b].sections[k], bodyOps);
-    }
+      sectionLine("    ", k, sections[k], opsOf(*l.entry));
+  if (bodies.empty()) return;
+  os << "  hypersections: " << bodies.size() << " bodies, each compiled once\n";
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    const Function& fn = *l.module->findFunction(bodies[b].function);
+    os << "    " << b << " @" << fn.name() << ": " << phaseName(bodies[b].phase) << ", "
+       << fn.ops().size() << " ops, " << bodies[b].instances << " instances, "
+       << bodies[b].sections.size() << " sections, " << bodies[b].plan.steps.size()
+       << " kernels, arena " << formatBytes(static_cast<double>(bodies[b].plan.arenaBytes)) << "\n";
+    if (!listSections) continue;
+    for (size_t k = 0; k < bodies[b].sections.size(); ++k)
+      sectionLine("      ", k, bodies[b].sections[k], opsOf(fn));
   }
-  if (!p.costText.empty()) os << "  " << p.costText << "\n";
-  if (!l.partitioned()) return os.str();
+}
+
+void describePartition(std::ostream& os, const LoadedPef& l) {
   PartitionInfo info = partitionInfo(l);
   os << "  mesh: " << l.mesh.str() << "\n  shardings (whole -> per device):\n";
   for (const auto& a : info.args)
@@ -358,6 +405,16 @@ std::string inspectText(const std::string& path, bool json, bool listSections) {
   for (const auto& c : info.collectives)
     os << "    " << c.kind << " " << c.value << " over {" << c.axes << "} (" << c.group
        << " devices): " << c.bytes << " bytes\n";
+}
+
+std::string inspectText(const std::string& path, bool json, bool listSections) {
+  LoadedPef l = loadPef(path);
+  if (json) return inspectJson(l, path);
+  std::ostringstream os;
+  describeHeader(os, l, path);
+  describeSectionsAndBodies(os, l, listSections);
+  if (!l.pef.costText.empty()) os << "  " << l.pef.costText << "\n";
+  if (l.partitioned()) describePartition(os, l);
   return os.str();
 }
 

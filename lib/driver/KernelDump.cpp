@@ -1,7 +1,7 @@
 #include "KernelDump.h"
 
 #include "shardc/dataflow/Sections.h"
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Printer.h"
 

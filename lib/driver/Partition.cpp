@@ -1,7 +1,5 @@
 #include "Partition.h"
 
-#include "CostJson.h"
-
 #include "shardc/cost/CostModel.h"
 #include "shardc/ir/IR.h"
 #include "shardc/search/Search.h"

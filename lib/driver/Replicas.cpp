@@ -1,6 +1,7 @@
 #include "Replicas.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/support/Error.h"
@@ -82,7 +83,7 @@ std::string setReplicas(LoadedPef& l, int64_t replicas, const std::string& why) 
       if (!op->def().communicates) continue;
       std::vector<std::string> axes = axesOf(*op);
       if (std::find(axes.begin(), axes.end(), kDataAxis) == axes.end()) continue;
-      if (op->name() != "all_reduce" || !isFloat(op->operand(0)->type().dtype))
+      if (op->name() != opname::kAllReduce || !isFloat(op->operand(0)->type().dtype))
         throw Error(why + ": @" + fn->name() + " has a " + op->name() + " of " +
                     op->operand(0)->type().str() +
                     " over the data axis (only float sums scale with the replicas); this PEF "

@@ -175,7 +175,7 @@ void CompiledFunction::addTimes(ExecStats& into, bool indexed) const {
 }
 
 void CompiledFunction::runCall(const std::vector<uint8_t*>& args,
-                               const std::vector<uint8_t*>& results, Collectives* comm) {
+                               const std::vector<uint8_t*>& results, Communicator* comm) {
   ExecContext ctx;
   ctx.comm = comm;
   homes(
@@ -216,7 +216,7 @@ void CompiledFunction::runCall(const std::vector<uint8_t*>& args,
   }
 }
 
-const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Collectives* comm,
+const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Communicator* comm,
                                                  ExecStats* stats, int64_t opLimit) {
   if (args.size() != f_.numArguments())
     throw Error("@" + f_.name() + " takes " + std::to_string(f_.numArguments()) +

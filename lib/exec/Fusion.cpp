@@ -1,6 +1,7 @@
 #include "Fusion.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 
 #include <algorithm>
@@ -9,12 +10,6 @@
 
 namespace shardc {
 namespace {
-
-const std::set<std::string_view> kLaneOps = {
-    "neg",        "abs",     "relu",  "exp",     "log",   "sqrt",      "rsqrt",
-    "reciprocal", "tanh",    "erf",   "sigmoid", "floor", "not",       "add",
-    "sub",        "mul",     "div",   "pow",     "max",   "min",       "and",
-    "or",         "compare", "where", "cast",    "gelu",  "gelu_grad", "broadcast"};
 
 // Row kernels that take an elementwise prologue, and the longest row they buffer.
 const std::set<std::string_view> kRowOps = {"softmax", "log_softmax", "layer_norm"};
@@ -33,7 +28,7 @@ const std::set<std::string_view> kEpilogueBinary = {"add", "sub", "mul"};
 // A reduce_sum or reduce_mean of f32 over a leading or a trailing run of axes (not all of
 // them): the reductions that take an elementwise prologue.
 bool reducesRun(const Op& op) {
-  if ((op.name() != "reduce_sum" && op.name() != "reduce_mean") ||
+  if ((op.name() != opname::kReduceSum && op.name() != opname::kReduceMean) ||
       op.result(0)->type().dtype != DType::F32)
     return false;
   int64_t rank = op.operand(0)->type().rank();
@@ -84,7 +79,7 @@ public:
     for (size_t i = 0; i < ops_.size(); ++i)
       if (!constant_[i]) place(static_cast<int64_t>(i));
     for (size_t i = 0; i < ops_.size(); ++i)
-      if (!constant_[i] && ops_[i]->name() == "matmul") fuseMatmul(static_cast<int64_t>(i));
+      if (!constant_[i] && ops_[i]->name() == opname::kMatmul) fuseMatmul(static_cast<int64_t>(i));
     for (size_t i = 0; i < ops_.size(); ++i)
       if (!constant_[i] && (kRowOps.count(ops_[i]->name()) || reducesRun(*ops_[i])))
         fuseRowPrologue(static_cast<int64_t>(i));
@@ -225,7 +220,7 @@ private:
   // X^T G with X seen as [b m, k] and G as [b m, n], one GEMM with the batch in the
   // contraction, when the transpose is the matmul's own (folded into this step, group g).
   bool sumsBatchOfTransposed(const Op& mm, const Op& red, int64_t g) const {
-    if (red.name() != "reduce_sum") return false;
+    if (red.name() != opname::kReduceSum) return false;
     const Shape& out = mm.result(0)->type().shape;
     size_t batch = out.size() - 2;
     if (batch == 0) return false;
@@ -260,7 +255,7 @@ private:
       int64_t t = producer(v);
       if (t < 0 || constant_[static_cast<size_t>(t)] || !together(t, m)) continue;
       const Op& top = *ops_[static_cast<size_t>(t)];
-      if (top.name() == "transpose" && keepsInnerDim(top) && soleUser(v) == m &&
+      if (top.name() == opname::kTranspose && keepsInnerDim(top) && soleUser(v) == m &&
           groups_[static_cast<size_t>(groupOf_[static_cast<size_t>(t)])].ops.size() == 1)
         moveTo(t, g);
     }
@@ -271,7 +266,7 @@ private:
       return;
     }
     if (int64_t t = soleUser(cur);
-        t >= 0 && together(t, m) && ops_[static_cast<size_t>(t)]->name() == "transpose" &&
+        t >= 0 && together(t, m) && ops_[static_cast<size_t>(t)]->name() == opname::kTranspose &&
         ops_[static_cast<size_t>(t)]->attrs().getInts("perm").back() == cur->type().rank() - 1) {
       moveTo(t, g); // the result stored permuted (attention heads merged back)
       return;
@@ -289,7 +284,7 @@ private:
         // operand 0 is `cur`
       } else if (kEpilogueBinary.count(user.name())) {
         bool first = user.operand(0) == cur;
-        if (!first && user.name() == "sub") return; // x - matmul has no post-op
+        if (!first && user.name() == opname::kSub) return; // x - matmul has no post-op
         const Value* x = user.operand(first ? 1 : 0);
         if (x == cur || x->type().dtype != DType::F32 || x->type().rank() > cur->type().rank())
           return;
@@ -297,7 +292,7 @@ private:
         if (p >= 0 && groupOf_[static_cast<size_t>(p)] == ug) {
           // A broadcast inside the group: read its operand with the broadcast instead.
           const Op& b = *ops_[static_cast<size_t>(p)];
-          if (b.name() != "broadcast" || soleUser(x) != u) return;
+          if (b.name() != opname::kBroadcast || soleUser(x) != u) return;
           int64_t q = producer(b.operand(0));
           if (q >= 0 && groupOf_[static_cast<size_t>(q)] == ug) return;
           take.insert(take.begin(), p);
@@ -323,7 +318,7 @@ private:
 } // namespace
 
 bool isLaneIota(const Op& op) {
-  if (op.name() != "iota" || op.result(0)->type().rank() == 0) return false;
+  if (op.name() != opname::kIota || op.result(0)->type().rank() == 0) return false;
   const TensorType& t = op.result(0)->type();
   int64_t axis = *normalizeAxis(op.attrs().getInt("axis"), t.rank());
   return (t.dtype == DType::F32 || t.dtype == DType::I32 || t.dtype == DType::I64) &&
@@ -332,8 +327,8 @@ bool isLaneIota(const Op& op) {
 
 bool isLaneOp(const Op& op) {
   if (isLaneIota(op)) return true;
-  if (!kLaneOps.count(op.name()) || op.numResults() != 1) return false;
-  if (op.name() == "compare" && isInteger(op.operand(0)->type().dtype) &&
+  if (!isLaneOpName(op.name()) || op.numResults() != 1) return false;
+  if (op.name() == opname::kCompare && isInteger(op.operand(0)->type().dtype) &&
       isInteger(op.operand(1)->type().dtype)) {
     // Integers compared with an index: in f32 the index is exact and rounding the other
     // side keeps its order, so the comparison is exact.

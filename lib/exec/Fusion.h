@@ -16,6 +16,8 @@ class Op;
 // where, casts between them, gelu, broadcast (an index map), iota (an index, exact in f32
 // up to kMaxExactIndex), and a compare of integers with such an iota (one-hot masks).
 bool isLaneOp(const Op& op);
+// Whether the lane kernels' table (KernelsElementwise.cpp) has op `name`.
+bool isLaneOpName(std::string_view name);
 bool isLaneIota(const Op& op);
 constexpr int64_t kMaxExactIndex = int64_t(1) << 24;
 

@@ -6,7 +6,7 @@
 
 #include "PlanUtil.h"
 
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
 #include "shardc/ir/Tensor.h"
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include <vector>
 
 namespace shardc {
-class Collectives;
+class Communicator;
 class CompiledFunction;
 class Op;
 
@@ -27,7 +27,7 @@ struct Context; // the oneDNN engine and stream of one CompiledFunction
 // What a running step sees: every value's bytes now (null for values never stored).
 struct ExecContext {
   std::vector<uint8_t*> ptr;
-  Collectives* comm = nullptr;
+  Communicator* comm = nullptr;
   int threads = 1; // intra-op threads this device may use
   dnnl_glue::Context* dnnl = nullptr;
   uint8_t* scratch = nullptr; // scratchBytes() of the running kernel, shared by all steps
@@ -71,7 +71,8 @@ struct BindArgs {
 // Binds the step's kernel; throws shardc::Error when the step's ops do not fit its kernel.
 std::unique_ptr<Kernel> bindKernel(const BindArgs& a);
 
-// The families (one file each). Each returns null when it has no kernel for the step.
+// The families (one file each). bindElementwise and bindWide return null for a step that is
+// not theirs; the others bind the steps that the family table (KernelRegistry.cpp) gives them.
 std::unique_ptr<Kernel> bindElementwise(const BindArgs& a);
 std::unique_ptr<Kernel> bindWide(const BindArgs& a);
 std::unique_ptr<Kernel> bindMatmul(const BindArgs& a);

@@ -4,18 +4,68 @@
 #include "Kernel.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
+#include <algorithm>
 #include <cstring>
-#include <set>
 
 namespace shardc {
 namespace {
 
-using Binder = std::unique_ptr<Kernel> (*)(const BindArgs&);
-const Binder kFamilies[] = {bindElementwise, bindWide,  bindMatmul, bindConv, bindNorm,
-                            bindReduce,      bindShape, bindIndex,  bindPool, bindRandom};
+// The native kernel families besides the elementwise ones (the lane kernels' table in
+// KernelsElementwise.cpp, and the wide kernels of every op with element functions): the kernels
+// (op names) each binds and the element types it takes. Binding (bindKernel) and planning
+// (hasNativeKernel) read this table; KernelCoverageTest checks every registry op is in one or
+// runs its reference kernel.
+enum class Types { Any, F32 };
+struct Family {
+  std::string_view name;
+  std::unique_ptr<Kernel> (*bind)(const BindArgs&);
+  Types types;
+  std::vector<std::string_view> kernels;
+  // A step may hold more ops than its anchor (transposes, prologues, epilogues); only matmul's
+  // anchor may be another op than the one the kernel is named after (its epilogue).
+  bool fusesOps = false, anchorMayDiffer = false;
+  size_t typedOperand = 0; // the operand whose element type decides (scatter_add: the updates)
+};
+const Family kFamilies[] = {
+    {"matmul", bindMatmul, Types::F32, {opname::kMatmul}, true, true},
+    {"conv",
+     bindConv,
+     Types::F32,
+     {opname::kConv2d, opname::kConv2dBackwardInput, opname::kConv2dBackwardFilter}},
+    {"row",
+     bindNorm,
+     Types::F32,
+     {opname::kSoftmax, opname::kLogSoftmax, opname::kLayerNorm},
+     true},
+    {"reduce",
+     bindReduce,
+     Types::F32,
+     {opname::kReduceSum, opname::kReduceMean, opname::kReduceMax, opname::kReduceMin},
+     true},
+    {"shape",
+     bindShape,
+     Types::Any,
+     {opname::kTranspose, opname::kBroadcast, opname::kSlice, opname::kReverse, opname::kConcat,
+      opname::kSplit, opname::kPad, opname::kReshape}},
+    {"index", bindIndex, Types::Any, {opname::kGather}},
+    {"index", bindIndex, Types::F32, {opname::kScatterAdd}, false, false, 1},
+    {"pool",
+     bindPool,
+     Types::F32,
+     {opname::kMaxPool2d, opname::kAvgPool2d, opname::kMaxPool2dBackward,
+      opname::kAvgPool2dBackward}},
+    {"random", bindRandom, Types::F32, {opname::kDropout}},
+};
+
+const Family* familyOf(std::string_view kernel) {
+  for (const Family& f : kFamilies)
+    if (std::find(f.kernels.begin(), f.kernels.end(), kernel) != f.kernels.end()) return &f;
+  return nullptr;
+}
 
 class RegistryKernel : public Kernel {
 public:
@@ -78,8 +128,12 @@ std::vector<Tensor> runRegistryKernel(const Op& op, const std::vector<const Tens
 std::unique_ptr<Kernel> bindKernel(const BindArgs& a) {
   if (a.anchor().def().callsFunction) return bindCall(a);
   if (a.step.reference || a.anchor().def().communicates) return bindRegistryKernel(a);
-  for (Binder b : kFamilies)
-    if (auto k = b(a)) return k;
+  if (auto k = bindElementwise(a)) return k;
+  if (auto k = bindWide(a)) return k;
+  const Family* f = familyOf(a.step.kernel);
+  if (f && (f->fusesOps || a.ops.size() == 1) &&
+      (f->anchorMayDiffer || a.anchor().name() == a.step.kernel))
+    if (auto k = f->bind(a)) return k;
   throw Error("no native kernel '" + a.step.kernel + "' for op '" + a.anchor().name() +
               "' (a plan from another shardc version? recompile the model)");
 }
@@ -88,39 +142,31 @@ std::unique_ptr<Kernel> bindKernel(const BindArgs& a) {
 
 namespace shardc {
 
+std::string_view nativeKernelFamily(const OpDef& def) {
+  if (def.communicates) return "collective";
+  if (def.callsFunction) return "call";
+  if (isLaneOpName(def.name) || def.name == opname::kIota) return "lanes";
+  for (const Family& f : kFamilies)
+    if (std::find(f.kernels.begin(), f.kernels.end(), def.name) != f.kernels.end()) return f.name;
+  const ElementFns& e = def.element;
+  if (e.unaryF || e.unaryI || e.binaryF || e.binaryI) return "wide";
+  return "";
+}
+
 bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
-  static const std::set<std::string_view> kAnyType = {
-      "transpose", "broadcast", "slice", "reverse", "concat", "split", "pad", "reshape", "gather"};
-  static const std::set<std::string_view> kFloat = {"matmul",
-                                                    "conv2d",
-                                                    "conv2d_backward_input",
-                                                    "conv2d_backward_filter",
-                                                    "softmax",
-                                                    "log_softmax",
-                                                    "layer_norm",
-                                                    "reduce_sum",
-                                                    "reduce_mean",
-                                                    "reduce_max",
-                                                    "reduce_min",
-                                                    "scatter_add",
-                                                    "max_pool2d",
-                                                    "avg_pool2d",
-                                                    "max_pool2d_backward",
-                                                    "avg_pool2d_backward",
-                                                    "dropout"};
   if (anchor.def().communicates || anchor.def().callsFunction || kernel == "fused_elementwise" ||
-      isLaneOp(anchor))
+      isLaneOp(anchor) || hasWideKernel(anchor))
     return true;
-  if (kAnyType.count(kernel) || hasWideKernel(anchor)) return true;
+  const Family* f = familyOf(kernel);
+  if (!f) return false;
+  if (f->types == Types::Any) return true;
   // A forged plan may name a kernel after another op of its step than the anchor.
-  size_t typed = kernel == "scatter_add" ? 1 : 0;
-  if (anchor.numOperands() <= typed || anchor.numResults() == 0) return false;
-  DType t = anchor.operand(typed)->type().dtype;
+  if (anchor.numOperands() <= f->typedOperand || anchor.numResults() == 0) return false;
   // oneDNN refuses zero-sized dims; such steps are cheap anyway.
   bool empty = anchor.result(0)->type().numel() == 0;
   for (const Value* v : anchor.operands())
     empty |= v->type().numel() == 0;
-  return kFloat.count(kernel) && t == DType::F32 && !empty;
+  return anchor.operand(f->typedOperand)->type().dtype == DType::F32 && !empty;
 }
 
 } // namespace shardc

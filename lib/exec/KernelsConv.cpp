@@ -6,6 +6,7 @@
 #include "../ops/WindowUtil.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
 namespace shardc {
@@ -51,11 +52,11 @@ public:
     kind_ = op.name();
     const AttrDict& at = op.attrs();
     Shape xs, ws, ys;
-    if (kind_ == "conv2d") {
+    if (kind_ == opname::kConv2d) {
       xs = op.operand(0)->type().shape;
       ws = op.operand(1)->type().shape;
       ys = op.result(0)->type().shape;
-    } else if (kind_ == "conv2d_backward_input") {
+    } else if (kind_ == opname::kConv2dBackwardInput) {
       ys = op.operand(0)->type().shape;
       ws = op.operand(1)->type().shape;
       xs = op.result(0)->type().shape;
@@ -75,7 +76,7 @@ public:
     y_.plain = memory::desc(yd, memory::data_type::f32, tag::nchw);
     w_.plain = memory::desc(wd, memory::data_type::f32, g == 1 ? tag::oihw : tag::goihw);
     const dnnl::engine& eng = a.dnnl->engine;
-    bool bias = kind_ == "conv2d" && op.numOperands() > 2;
+    bool bias = kind_ == opname::kConv2d && op.numOperands() > 2;
     if (bias) {
       b_.plain = memory::desc({ws[0]}, memory::data_type::f32, tag::x);
       b_.id = a.num.id(op.operand(2));
@@ -89,7 +90,7 @@ public:
                                                  dnnl::algorithm::convolution_direct, anyDesc(xd),
                                                  anyDesc(wd), anyDesc(yd), strides, dil, pl, pr);
       dnnl::convolution_forward::primitive_desc fwd(fwdDesc, eng);
-      if (kind_ == "conv2d") {
+      if (kind_ == opname::kConv2d) {
         x_.choose(fwd.src_desc(), eng);
         w_.choose(fwd.weights_desc(), eng);
         y_.choose(fwd.dst_desc(), eng);
@@ -97,7 +98,7 @@ public:
         x_.id = a.num.id(op.operand(0));
         w_.id = a.num.id(op.operand(1));
         y_.id = a.num.id(op.result(0));
-      } else if (kind_ == "conv2d_backward_input") {
+      } else if (kind_ == opname::kConv2dBackwardInput) {
         dnnl::convolution_backward_data::primitive_desc bwd(
             dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, anyDesc(xd),
                                                   anyDesc(wd), anyDesc(yd), strides, dil, pl, pr),
@@ -130,14 +131,14 @@ public:
 
   void run(ExecContext& ctx) override {
     auto& s = ctx.dnnl->stream;
-    if (kind_ == "conv2d") {
+    if (kind_ == opname::kConv2d) {
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x_.bind(ctx, true)},
                                            {DNNL_ARG_WEIGHTS, w_.bind(ctx, true)},
                                            {DNNL_ARG_DST, y_.bind(ctx, false)}};
       if (b_.id >= 0) args.emplace(DNNL_ARG_BIAS, b_.bind(ctx, true));
       prim_.execute(s, args);
       y_.writeBack(ctx);
-    } else if (kind_ == "conv2d_backward_input") {
+    } else if (kind_ == opname::kConv2dBackwardInput) {
       prim_.execute(s, {{DNNL_ARG_DIFF_DST, y_.bind(ctx, true)},
                         {DNNL_ARG_WEIGHTS, w_.bind(ctx, true)},
                         {DNNL_ARG_DIFF_SRC, x_.bind(ctx, false)}});
@@ -160,10 +161,6 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> bindConv(const BindArgs& a) {
-  const std::string& n = a.anchor().name();
-  if (a.ops.size() != 1 ||
-      (n != "conv2d" && n != "conv2d_backward_input" && n != "conv2d_backward_filter"))
-    return nullptr;
   return std::make_unique<ConvKernel>(a);
 }
 

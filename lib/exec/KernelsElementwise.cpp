@@ -9,6 +9,7 @@
 #include "VecMath.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
 #include <algorithm>
@@ -68,17 +69,61 @@ enum class Opc : uint8_t {
   Iota // the element's index along one dim (Ins::stride, Ins::dim)
 };
 
-const std::map<std::string, Opc> kUnary = {
-    {"neg", Opc::Neg},     {"abs", Opc::Abs},          {"relu", Opc::Relu},
-    {"exp", Opc::Exp},     {"log", Opc::Log},          {"sqrt", Opc::Sqrt},
-    {"rsqrt", Opc::Rsqrt}, {"reciprocal", Opc::Recip}, {"tanh", Opc::Tanh},
-    {"erf", Opc::Erf},     {"sigmoid", Opc::Sigmoid},  {"floor", Opc::Floor},
-    {"not", Opc::Not},     {"broadcast", Opc::Copy}};
-const std::map<std::string, Opc> kBinary = {{"add", Opc::Add}, {"sub", Opc::Sub}, {"mul", Opc::Mul},
-                                            {"div", Opc::Div}, {"pow", Opc::Pow}, {"max", Opc::Max},
-                                            {"min", Opc::Min}, {"and", Opc::And}, {"or", Opc::Or}};
-const std::map<std::string, Opc> kCompare = {{"eq", Opc::Eq}, {"ne", Opc::Ne}, {"lt", Opc::Lt},
-                                             {"le", Opc::Le}, {"gt", Opc::Gt}, {"ge", Opc::Ge}};
+Opc pickGelu(const Op& op) {
+  return op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanh : Opc::GeluErf;
+}
+Opc pickGeluGrad(const Op& op) {
+  return op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanhGrad : Opc::GeluErfGrad;
+}
+Opc pickCast(const Op& op) {
+  bool toBool = op.result(0)->type().dtype == DType::I1 && op.operand(0)->type().dtype != DType::I1;
+  return toBool ? Opc::ToBool : Opc::Copy;
+}
+Opc pickCompare(const Op& op) {
+  static const std::map<std::string, Opc, std::less<>> kDirections = {
+      {"eq", Opc::Eq}, {"ne", Opc::Ne}, {"lt", Opc::Lt},
+      {"le", Opc::Le}, {"gt", Opc::Gt}, {"ge", Opc::Ge}};
+  return kDirections.at(op.attrs().getString("direction"));
+}
+
+// The elementwise ops the lane kernels run, with the opcode of each (or how its attributes
+// pick one): the one table that fusion (isLaneOp), binding (LaneProgram::instruction) and
+// planning (hasNativeKernel) read. A native elementwise op is an entry here and its loop in
+// runInsLoop. (iota is an index, not a table op: isLaneIota.)
+struct LaneOp {
+  Opc opc;
+  Opc (*pick)(const Op&) = nullptr;
+};
+const std::map<std::string_view, LaneOp, std::less<>> kLaneOps = {
+    {opname::kNeg, {Opc::Neg}},
+    {opname::kAbs, {Opc::Abs}},
+    {opname::kRelu, {Opc::Relu}},
+    {opname::kExp, {Opc::Exp}},
+    {opname::kLog, {Opc::Log}},
+    {opname::kSqrt, {Opc::Sqrt}},
+    {opname::kRsqrt, {Opc::Rsqrt}},
+    {opname::kReciprocal, {Opc::Recip}},
+    {opname::kTanh, {Opc::Tanh}},
+    {opname::kErf, {Opc::Erf}},
+    {opname::kSigmoid, {Opc::Sigmoid}},
+    {opname::kFloor, {Opc::Floor}},
+    {opname::kNot, {Opc::Not}},
+    {opname::kBroadcast, {Opc::Copy}}, // an index map: the lanes read with broadcast strides
+    {opname::kGelu, {Opc::GeluErf, pickGelu}},
+    {opname::kGeluGrad, {Opc::GeluErfGrad, pickGeluGrad}},
+    {opname::kCast, {Opc::Copy, pickCast}},
+    {opname::kAdd, {Opc::Add}},
+    {opname::kSub, {Opc::Sub}},
+    {opname::kMul, {Opc::Mul}},
+    {opname::kDiv, {Opc::Div}},
+    {opname::kPow, {Opc::Pow}},
+    {opname::kMax, {Opc::Max}},
+    {opname::kMin, {Opc::Min}},
+    {opname::kAnd, {Opc::And}},
+    {opname::kOr, {Opc::Or}},
+    {opname::kCompare, {Opc::Eq, pickCompare}},
+    {opname::kWhere, {Opc::Where}},
+};
 
 SHARDC_INLINE void runInsLoop(Opc opc, float* __restrict d, const float* a, const float* b,
                               const float* c, int64_t n) {
@@ -463,7 +508,7 @@ void LaneProgram::prepare(const ExecContext& ctx) {
 LaneProgram::Ins LaneProgram::instruction(const Op& op, int dst, const std::vector<int>& src,
                                           const BindArgs& a) {
   const std::string& name = op.name();
-  if (name == "iota") {
+  if (name == opname::kIota) {
     size_t axis = static_cast<size_t>(*normalizeAxis(op.attrs().getInt("axis"), shape_.size()));
     Ins ins{Opc::Iota, dst};
     ins.dim = shape_[axis];
@@ -471,22 +516,8 @@ LaneProgram::Ins LaneProgram::instruction(const Op& op, int dst, const std::vect
       ins.stride *= shape_[d];
     return ins;
   }
-  if (auto it = kUnary.find(name); it != kUnary.end()) return {it->second, dst, src[0]};
-  if (name == "gelu")
-    return {op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanh : Opc::GeluErf, dst,
-            src[0]};
-  if (name == "gelu_grad")
-    return {op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanhGrad : Opc::GeluErfGrad,
-            dst, src[0], src[1]};
-  if (name == "cast") {
-    bool toBool =
-        op.result(0)->type().dtype == DType::I1 && op.operand(0)->type().dtype != DType::I1;
-    return {toBool ? Opc::ToBool : Opc::Copy, dst, src[0]};
-  }
-  if (name == "compare")
-    return {kCompare.at(op.attrs().getString("direction")), dst, src[0], src[1]};
-  if (name == "where") return {Opc::Where, dst, src[0], src[1], src[2]};
-  Opc opc = kBinary.at(name);
+  const LaneOp& lane = kLaneOps.at(name);
+  Opc opc = lane.pick ? lane.pick(op) : lane.opc;
   if (opc == Opc::Pow) {
     // A constant exponent (x^2 and x^3 of a decomposed GELU, x^1 of pow's own gradient)
     // needs no pow().
@@ -501,7 +532,10 @@ LaneProgram::Ins LaneProgram::instruction(const Op& op, int dst, const std::vect
       if (v == -1) return {Opc::Recip, dst, src[0]};
     }
   }
-  return {opc, dst, src[0], src[1]};
+  Ins ins{opc, dst, src[0]};
+  if (src.size() > 1) ins.b = src[1];
+  if (src.size() > 2) ins.c = src[2];
+  return ins;
 }
 
 void LaneProgram::load(const ExecContext& ctx, const Input& in, int64_t p0, int64_t len,
@@ -617,6 +651,10 @@ private:
 };
 
 } // namespace
+
+bool isLaneOpName(std::string_view name) {
+  return kLaneOps.count(name) > 0;
+}
 
 std::unique_ptr<Kernel> bindElementwise(const BindArgs& a) {
   if (a.step.kernel == "fused_elementwise" || (a.ops.size() == 1 && isLaneOp(a.anchor())))

@@ -4,6 +4,7 @@
 #include "VecMath.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
 #include <cstring>
@@ -27,7 +28,7 @@ class IndexKernel : public Kernel {
 public:
   explicit IndexKernel(const BindArgs& a) {
     const Op& op = a.anchor();
-    gather_ = op.name() == "gather";
+    gather_ = op.name() == opname::kGather;
     const Value* idx = op.operand(gather_ ? 1 : 0);
     const Shape& table = gather_ ? op.operand(0)->type().shape : op.result(0)->type().shape;
     int64_t axis = *normalizeAxis(op.attrs().getInt("axis"), static_cast<int64_t>(table.size()));
@@ -98,8 +99,6 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> bindIndex(const BindArgs& a) {
-  const std::string& n = a.anchor().name();
-  if (a.ops.size() != 1 || (n != "gather" && n != "scatter_add")) return nullptr;
   return std::make_unique<IndexKernel>(a);
 }
 

@@ -11,6 +11,7 @@
 #include "OpenBlas.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
 #include <algorithm>
@@ -138,7 +139,7 @@ public:
     std::map<const Value*, const Op*> inStep;
     for (const Op* op : a.ops) {
       inStep[op->result(0)] = op;
-      if (op->name() == "matmul") mm = op;
+      if (op->name() == opname::kMatmul) mm = op;
     }
     if (!mm) throw Error("step 'matmul' has no matmul op");
     if (bindBatchReduced(a, *mm, inStep)) return;
@@ -147,7 +148,7 @@ public:
     auto operand = [&](size_t i, memory::dims& dims, memory::dims& strides) {
       const Value* v = mm->operand(i);
       auto it = inStep.find(v);
-      if (it != inStep.end() && it->second->name() == "transpose") {
+      if (it != inStep.end() && it->second->name() == opname::kTranspose) {
         permuted(*it->second, rank, dims, strides);
         v = it->second->operand(0);
       } else if (it != inStep.end()) {
@@ -166,30 +167,31 @@ public:
     dnnl::post_ops po;
     const Value* cur = mm->result(0);
     for (const Op* op : a.ops) {
-      if (op == mm || op->name() == "transpose" || op->name() == "broadcast") continue;
+      if (op == mm || op->name() == opname::kTranspose || op->name() == opname::kBroadcast)
+        continue;
       const std::string& n = op->name();
       if (op->operand(0) != cur && !(op->numOperands() == 2 && op->operand(1) == cur))
         throw Error("step 'matmul': '" + n + "' does not continue the matmul's epilogue");
       if (op->numOperands() == 1) {
-        algorithm alg = n == "relu"      ? algorithm::eltwise_relu
-                        : n == "tanh"    ? algorithm::eltwise_tanh
-                        : n == "sigmoid" ? algorithm::eltwise_logistic
-                        : n == "exp"     ? algorithm::eltwise_exp
-                        : n == "abs"     ? algorithm::eltwise_abs
-                                         : algorithm::undef;
+        algorithm alg = n == opname::kRelu      ? algorithm::eltwise_relu
+                        : n == opname::kTanh    ? algorithm::eltwise_tanh
+                        : n == opname::kSigmoid ? algorithm::eltwise_logistic
+                        : n == opname::kExp     ? algorithm::eltwise_exp
+                        : n == opname::kAbs     ? algorithm::eltwise_abs
+                                                : algorithm::undef;
         if (alg == algorithm::undef) throw Error("step 'matmul': no epilogue for '" + n + "'");
         po.append_eltwise(1.0f, alg, 0.0f, 0.0f);
       } else {
         const Value* x = op->operand(op->operand(0) == cur ? 1 : 0);
         if (auto it = inStep.find(x); it != inStep.end()) {
-          if (it->second->name() != "broadcast")
+          if (it->second->name() != opname::kBroadcast)
             throw Error("step 'matmul': epilogue operand made by '" + it->second->name() + "'");
           x = it->second->operand(0);
         }
-        algorithm alg = n == "add"   ? algorithm::binary_add
-                        : n == "sub" ? algorithm::binary_sub
-                        : n == "mul" ? algorithm::binary_mul
-                                     : algorithm::undef;
+        algorithm alg = n == opname::kAdd   ? algorithm::binary_add
+                        : n == opname::kSub ? algorithm::binary_sub
+                        : n == opname::kMul ? algorithm::binary_mul
+                                            : algorithm::undef;
         if (alg == algorithm::undef || x->type().rank() > static_cast<int64_t>(rank))
           throw Error("step 'matmul': no epilogue for '" + n + "'");
         memory::dims xd, xs;
@@ -204,7 +206,7 @@ public:
     const Value* epilogueEnd = cur; // the value before any result transpose
     memory::dims os = dnnl_glue::rowMajor(od);
     for (const Op* op : a.ops)
-      if (op->name() == "transpose" && op->operand(0) == cur) {
+      if (op->name() == opname::kTranspose && op->operand(0) == cur) {
         // The result stored permuted: dim perm[i] of the product is dim i of the store.
         memory::dims td = dnnl_glue::toDims(op->result(0)->type().shape),
                      ts = dnnl_glue::rowMajor(td);
@@ -235,7 +237,7 @@ public:
       // bias) oneDNN 2.6 takes only its reference loop: the epilogue then runs as a lane
       // program over the product, as on OpenBLAS.
       bool folded = std::any_of(a.ops.begin(), a.ops.end(),
-                                [](const Op* op) { return op->name() == "transpose"; });
+                                [](const Op* op) { return op->name() == opname::kTranspose; });
       auto isRef = [](const dnnl::matmul::primitive_desc& d) {
         return std::string_view(d.impl_info_str()).starts_with("ref");
       };
@@ -262,7 +264,7 @@ public:
   void bindEpilogue(const BindArgs& a, const Op& mm) {
     std::vector<const Op*> ops;
     for (const Op* op : a.ops)
-      if (op != &mm && op->name() != "transpose") ops.push_back(op);
+      if (op != &mm && op->name() != opname::kTranspose) ops.push_back(op);
     std::set<const Value*> made{mm.result(0)};
     for (const Op* op : ops)
       made.insert(op->result(0));
@@ -299,10 +301,10 @@ public:
                         const std::map<const Value*, const Op*>& inStep) {
     const Op* red = nullptr;
     for (const Op* op : a.ops)
-      if (op->name() == "reduce_sum") red = op;
+      if (op->name() == opname::kReduceSum) red = op;
     if (!red) return false;
     auto t = inStep.find(mm.operand(0));
-    if (t == inStep.end() || t->second->name() != "transpose")
+    if (t == inStep.end() || t->second->name() != opname::kTranspose)
       throw Error("step 'matmul': a batch sum needs the transposed operand in the step");
     if (inStep.count(mm.operand(1)))
       throw Error("step 'matmul': a batch sum reads its second operand as stored");
@@ -424,7 +426,6 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> bindMatmul(const BindArgs& a) {
-  if (a.step.kernel != "matmul") return nullptr;
   return std::make_unique<MatmulKernel>(a);
 }
 

@@ -5,6 +5,7 @@
 #include "VecMath.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 
 #include <algorithm>
 #include <cmath>
@@ -170,7 +171,7 @@ class RowKernel : public Kernel {
 public:
   explicit RowKernel(const BindArgs& a) {
     const Op& op = a.anchor();
-    if (a.ops.size() == 2 && op.name() == "softmax" && a.ops[0]->name() == "where")
+    if (a.ops.size() == 2 && op.name() == opname::kSoftmax && a.ops[0]->name() == opname::kWhere)
       masked_ = PrefixMask::match(a, *a.ops[0], op.operand(0)->type().shape.back());
     if (a.ops.size() > 1) {
       // An elementwise prologue makes the rows (Fusion.cpp): one row per evaluation.
@@ -186,7 +187,7 @@ public:
       outer_ *= s[static_cast<size_t>(d)];
     n_ = 1;
     inner_ = 1;
-    if (kind_ == "layer_norm") {
+    if (kind_ == opname::kLayerNorm) {
       for (size_t d = static_cast<size_t>(axis); d < s.size(); ++d)
         n_ *= s[d];
       eps_ = static_cast<float>(op.attrs().getFloat("epsilon"));
@@ -212,7 +213,7 @@ public:
     int64_t rows = outer_ * inner_;
     if (n_ == 0 || rows == 0) return;
     int t = rows * n_ >= (1 << 14) ? ctx.threads : 1;
-    bool logForm = kind_ == "log_softmax", norm = kind_ == "layer_norm";
+    bool logForm = kind_ == opname::kLogSoftmax, norm = kind_ == opname::kLayerNorm;
     bool prefix = masked_ && masked_->prefixes(ctx, n_);
     if (!norm && n_ < kShortRow && (prefix || (!prologue_ && inner_ == 1))) {
       const float* src =
@@ -315,8 +316,6 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> bindNorm(const BindArgs& a) {
-  const std::string& n = a.anchor().name();
-  if (n != "softmax" && n != "log_softmax" && n != "layer_norm") return nullptr;
   return std::make_unique<RowKernel>(a);
 }
 

@@ -5,6 +5,7 @@
 #include "../ops/WindowUtil.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 
 #include <cmath>
 #include <cstring>
@@ -18,8 +19,8 @@ public:
   explicit PoolKernel(const BindArgs& a) {
     const Op& op = a.anchor();
     const std::string& n = op.name();
-    max_ = n == "max_pool2d" || n == "max_pool2d_backward";
-    backward_ = n == "max_pool2d_backward" || n == "avg_pool2d_backward";
+    max_ = n == opname::kMaxPool2d || n == opname::kMaxPool2dBackward;
+    backward_ = n == opname::kMaxPool2dBackward || n == opname::kAvgPool2dBackward;
     const Shape& xs = backward_ ? op.result(0)->type().shape : op.operand(0)->type().shape;
     const Shape& os =
         backward_ ? op.operand(max_ ? 1 : 0)->type().shape : op.result(0)->type().shape;
@@ -124,10 +125,6 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> bindPool(const BindArgs& a) {
-  const std::string& n = a.anchor().name();
-  if (a.ops.size() != 1 || (n != "max_pool2d" && n != "avg_pool2d" && n != "max_pool2d_backward" &&
-                            n != "avg_pool2d_backward"))
-    return nullptr;
   return std::make_unique<PoolKernel>(a);
 }
 

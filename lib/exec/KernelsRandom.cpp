@@ -4,6 +4,7 @@
 #include "Kernel.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Philox.h"
 
 #include <omp.h>
@@ -77,7 +78,6 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> bindRandom(const BindArgs& a) {
-  if (a.ops.size() != 1 || a.anchor().name() != "dropout") return nullptr;
   return std::make_unique<DropoutKernel>(a);
 }
 

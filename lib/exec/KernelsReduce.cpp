@@ -14,6 +14,7 @@
 #include "VecMath.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
 #include <algorithm>
@@ -88,10 +89,10 @@ public:
   explicit ReduceKernel(const BindArgs& a) {
     const Op& op = a.anchor();
     const std::string& n = op.name();
-    kind_ = n == "reduce_sum"    ? Kind::Sum
-            : n == "reduce_mean" ? Kind::Mean
-            : n == "reduce_max"  ? Kind::Max
-                                 : Kind::Min;
+    kind_ = n == opname::kReduceSum    ? Kind::Sum
+            : n == opname::kReduceMean ? Kind::Mean
+            : n == opname::kReduceMax  ? Kind::Max
+                                       : Kind::Min;
     shape_ = op.operand(0)->type().shape;
     size_t rank = shape_.size();
     reduced_.assign(rank, false);
@@ -195,15 +196,15 @@ private:
       return d && std::find(a.ops.begin(), a.ops.end(), d) != a.ops.end() ? d : nullptr;
     };
     const Op* w = inStep(&reduced);
-    if (!w || w->name() != "where" || !isZero(a, w->operand(2), inStep)) return;
+    if (!w || w->name() != opname::kWhere || !isZero(a, w->operand(2), inStep)) return;
     const Op* c = inStep(w->operand(0));
-    if (!c || c->name() != "compare" || c->attrs().getString("direction") != "eq") return;
+    if (!c || c->name() != opname::kCompare || c->attrs().getString("direction") != "eq") return;
     int64_t last = static_cast<int64_t>(shape_.size()) - 1;
     for (int side = 0; side < 2; ++side) {
       const Op* iota = c->operand(side)->definingOp(); // in the step, or a bind-time constant
       const Value* label = c->operand(1 - side);
       const TensorType& lt = label->type();
-      if (!iota || iota->name() != "iota" || iota->result(0)->type().shape != shape_ ||
+      if (!iota || iota->name() != opname::kIota || iota->result(0)->type().shape != shape_ ||
           *normalizeAxis(iota->attrs().getInt("axis"), last + 1) != last ||
           (lt.dtype != DType::I64 && lt.dtype != DType::I32) || inStep(label) || !a.stored(label) ||
           lt.rank() != last + 1 || lt.shape.back() != 1 ||
@@ -218,7 +219,7 @@ private:
   // A constant zero, perhaps broadcast or reshaped in the step.
   template <class InStep> static bool isZero(const BindArgs& a, const Value* v, InStep&& inStep) {
     while (const Op* d = inStep(v)) {
-      if (d->name() != "broadcast" && d->name() != "reshape") return false;
+      if (d->name() != opname::kBroadcast && d->name() != opname::kReshape) return false;
       v = d->operand(0);
     }
     auto it = a.constants.find(a.num.id(v));
@@ -379,9 +380,6 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> bindReduce(const BindArgs& a) {
-  const std::string& n = a.anchor().name();
-  if (n != "reduce_sum" && n != "reduce_mean" && n != "reduce_max" && n != "reduce_min")
-    return nullptr;
   return std::make_unique<ReduceKernel>(a);
 }
 

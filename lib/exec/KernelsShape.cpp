@@ -4,6 +4,7 @@
 
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Tensor.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
 #include <algorithm>
@@ -151,21 +152,21 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a) {
   int64_t xid = a.num.id(x);
   std::vector<Piece> pieces;
   auto whole = [&](const Value* v) { return a.num.id(v); };
-  if (n == "transpose") {
+  if (n == opname::kTranspose) {
     const auto& perm = op.attrs().getInts("perm");
     const Shape& out = op.result(0)->type().shape;
     Strides ss;
     for (int64_t p : perm)
       ss.push_back(xst[static_cast<size_t>(p)]);
     pieces.push_back({xid, whole(op.result(0)), 0, 0, ss, rowMajorOf(out), out});
-  } else if (n == "broadcast") {
+  } else if (n == opname::kBroadcast) {
     const Shape& out = op.result(0)->type().shape;
     pieces.push_back(
         {xid, whole(op.result(0)), 0, 0, broadcastStrides(out, xs), rowMajorOf(out), out});
-  } else if (n == "reshape") { // the same flat order: read with the result's own strides
+  } else if (n == opname::kReshape) { // the same flat order: read with the result's own strides
     const Shape& out = op.result(0)->type().shape;
     pieces.push_back({xid, whole(op.result(0)), 0, 0, rowMajorOf(out), rowMajorOf(out), out});
-  } else if (n == "slice") {
+  } else if (n == opname::kSlice) {
     const auto &start = op.attrs().getInts("start"), &stride = op.attrs().getInts("stride");
     const Shape& out = op.result(0)->type().shape;
     Strides ss;
@@ -175,7 +176,7 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a) {
       ss.push_back(std::min(stride[d], std::max<int64_t>(xs[d], 1)) * xst[d]);
     }
     pieces.push_back({xid, whole(op.result(0)), off, 0, ss, rowMajorOf(out), out});
-  } else if (n == "reverse") { // read from the last element backwards along each axis
+  } else if (n == opname::kReverse) { // read from the last element backwards along each axis
     Strides ss = xst;
     int64_t off = 0;
     for (int64_t ax : op.attrs().getInts("axes")) {
@@ -184,8 +185,8 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a) {
       ss[d] = -xst[d];
     }
     pieces.push_back({xid, whole(op.result(0)), off, 0, ss, xst, xs});
-  } else if (n == "concat" || n == "split") {
-    bool cat = n == "concat";
+  } else if (n == opname::kConcat || n == opname::kSplit) {
+    bool cat = n == opname::kConcat;
     const Shape& big = cat ? op.result(0)->type().shape : xs;
     auto axis = static_cast<size_t>(
         *normalizeAxis(op.attrs().getInt("axis"), static_cast<int64_t>(big.size())));
@@ -203,7 +204,7 @@ std::unique_ptr<Kernel> bindShape(const BindArgs& a) {
         pieces.push_back({xid, whole(piece), off, 0, bst, pst, ps});
       at += ps[axis];
     }
-  } else if (n == "pad") {
+  } else if (n == opname::kPad) {
     const auto &lo = op.attrs().getInts("low"), &in = op.attrs().getInts("interior");
     const Shape& out = op.result(0)->type().shape;
     Strides ost = rowMajorOf(out), ds;

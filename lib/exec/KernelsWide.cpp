@@ -6,6 +6,7 @@
 
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Tensor.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
@@ -91,9 +92,9 @@ class WideKernel : public Kernel {
 public:
   explicit WideKernel(const BindArgs& a) : op_(a.anchor()) {
     const std::string& n = op_.name();
-    kind_ = n == "compare"           ? Kind::Compare
-            : n == "where"           ? Kind::Where
-            : n == "cast"            ? Kind::Cast
+    kind_ = n == opname::kCompare    ? Kind::Compare
+            : n == opname::kWhere    ? Kind::Where
+            : n == opname::kCast     ? Kind::Cast
             : op_.numOperands() == 1 ? Kind::Unary
                                      : Kind::Binary;
     out_ = op_.result(0)->type();

@@ -5,7 +5,7 @@
 #include "Fusion.h"
 #include "PlanUtil.h"
 
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"

@@ -3,6 +3,7 @@
 #include "Fusion.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
 #include <algorithm>
@@ -60,8 +61,8 @@ std::vector<int64_t> viewOffsets(const Op& op) {
   if (op.numOperands() == 0) return {};
   const TensorType& in = op.operand(0)->type();
   size_t es = dtypeSize(in.dtype);
-  if (op.name() == "reshape") return {0};
-  if (op.name() == "slice") {
+  if (op.name() == opname::kReshape) return {0};
+  if (op.name() == opname::kSlice) {
     const auto& stride = op.attrs().getInts("stride");
     const Shape& out = op.result(0)->type().shape;
     for (size_t d = 0; d < out.size(); ++d)
@@ -70,7 +71,7 @@ std::vector<int64_t> viewOffsets(const Op& op) {
     if (!off) return {};
     return {*off};
   }
-  if (op.name() == "split") {
+  if (op.name() == opname::kSplit) {
     auto axis = static_cast<size_t>(*normalizeAxis(op.attrs().getInt("axis"), in.rank()));
     std::vector<int64_t> offsets, start(in.shape.size(), 0);
     for (size_t r = 0; r < op.numResults(); ++r) {
@@ -124,7 +125,7 @@ bool readsAligned(const ExecPlan& plan, const ValueNumbering& num, size_t s, int
     const Op& op = *num.op(i);
     for (const Value* v : op.operands())
       if (viewRoot(plan, num.id(v)) == id &&
-          (op.name() == "broadcast" || v->type().shape != op.result(0)->type().shape))
+          (op.name() == opname::kBroadcast || v->type().shape != op.result(0)->type().shape))
         return false;
   }
   return true;

@@ -1,7 +1,7 @@
 // Helpers shared by the plan builder, the plan checker and the kernel binder.
 #pragma once
 
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
 #include "shardc/ir/Types.h"
 
 #include <exception>

@@ -112,10 +112,6 @@ std::vector<Entry> signOf(Context& c) {
   return c.emit("where", {cmp(c, x, zero, "gt"), scalarLike(c, x, 1), y});
 }
 
-std::vector<Entry> ceilOf(Context& c) {
-  return c.emit("neg", {c.emit1("floor", {c.emit1("neg", {c.in(0)})})});
-}
-
 std::vector<Entry> roundHalfEven(Context& c) {
   return {roundHalfToEven(c, c.in(0))};
 }
@@ -158,9 +154,8 @@ Entry halfFmod(Context& c, Entry a, Entry b) {
   b = c.emit1("cast", {b}, {{"to", DType::F64}});
   Entry q = c.emit1("div", {a, b});
   Entry zero = c.scalar(DType::F64, 0), inf = c.scalar(DType::F64, kInf);
-  Entry truncQ = c.emit1("where", {cmp(c, q, zero, "lt"),
-                                   c.emit1("neg", {c.emit1("floor", {c.emit1("neg", {q})})}),
-                                   c.emit1("floor", {q})});
+  Entry truncQ =
+      c.emit1("where", {cmp(c, q, zero, "lt"), c.emit1("ceil", {q}), c.emit1("floor", {q})});
   Entry r = c.emit1("sub", {a, c.emit1("mul", {truncQ, b})});
   // As C's fmod: a zero result has a's sign, and a finite a modulo an infinite b is a.
   r = c.emit1("where", {cmp(c, r, zero, "eq"), c.emit1("mul", {a, zero}), r});
@@ -226,7 +221,6 @@ void registerElementwiseImports(OpTable& t) {
   t["Softplus"] = softplus;
   t["Softsign"] = softsign;
   t["Sign"] = signOf;
-  t["Ceil"] = ceilOf;
   t["Round"] = roundHalfEven;
   t["IsNaN"] = isNaN;
   t["IsInf"] = isInf;

@@ -291,6 +291,7 @@ void registerMathImports(OpTable& t) {
                             {"Abs", "abs"},
                             {"Reciprocal", "reciprocal"},
                             {"Floor", "floor"},
+                            {"Ceil", "ceil"},
                             {"Not", "not"}})
     t[onnx] = unary(ours);
   for (auto [onnx, ours] : {std::pair{"Add", "add"},

@@ -1,11 +1,12 @@
 #include "shardc/ir/Scan.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 
 namespace shardc {
 
 bool isScan(const Op& op) {
-  return op.name() == "scan";
+  return op.name() == opname::kScan;
 }
 
 int64_t runsOf(const Op& call) {

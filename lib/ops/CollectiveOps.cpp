@@ -1,10 +1,10 @@
 // Collective ops of per-device (SPMD) programs. `axes` names the mesh axes of the group
 // (major to minor, comma-separated) and `group` is the product of their sizes, so shape
-// rules need no mesh. Kernels run through the device's Collectives (KernelArgs::comm).
+// rules need no mesh. Kernels run through the device's Communicator (KernelArgs::comm).
 #include "OpFamilies.h"
 #include "OpUtil.h"
 
-#include "shardc/runtime/Collectives.h"
+#include "shardc/ops/Communicator.h"
 #include "shardc/support/Error.h"
 
 namespace shardc {
@@ -62,8 +62,8 @@ std::string gatherDim(const OpSig& sig, TensorType& t, int64_t dim) {
 }
 
 // The device's communicator, after checking that the op's group matches the mesh.
-Collectives& deviceComm(const KernelArgs& a, const std::string& op,
-                        std::vector<std::string>& axes) {
+Communicator& deviceComm(const KernelArgs& a, const std::string& op,
+                         std::vector<std::string>& axes) {
   if (!a.comm)
     throw Error("op '" + op +
                 "' needs a device mesh (run the partitioned program with shardc run)");
@@ -71,12 +71,12 @@ Collectives& deviceComm(const KernelArgs& a, const std::string& op,
   int64_t g = a.comm->groupSize(axes);
   if (g != a.attrs.getInt("group"))
     throw Error("axes '" + a.attrs.getString("axes") + "' span " + std::to_string(g) +
-                " devices of the mesh " + a.comm->mesh().str() +
+                " devices of the mesh " + a.comm->meshText() +
                 ", the op says group = " + std::to_string(a.attrs.getInt("group")));
   return *a.comm;
 }
 
-using CollectiveFn = std::function<Tensor(Collectives&, const std::vector<std::string>& axes,
+using CollectiveFn = std::function<Tensor(Communicator&, const std::vector<std::string>& axes,
                                           const Tensor& x, const AttrDict& attrs)>;
 
 // Bytes each device sends: the operand's bytes times `share(group)`.
@@ -95,7 +95,7 @@ void registerCollective(OpRegistry& r, const std::string& name, const std::strin
   };
   d.kernel = [name, run](const KernelArgs& a) {
     std::vector<std::string> axes;
-    Collectives& comm = deviceComm(a, name, axes);
+    Communicator& comm = deviceComm(a, name, axes);
     return std::vector<Tensor>{run(comm, axes, *a.inputs[0], a.attrs)};
   };
   // Per-device programs are never partitioned again.
@@ -136,7 +136,7 @@ void registerCollectiveOps(OpRegistry& r) {
         return checkGroup(sig);
       },
       [](double g) { return 2 * (g - 1) / g; },
-      [](Collectives& c, const auto& axes, const Tensor& x, const AttrDict&) {
+      [](Communicator& c, const auto& axes, const Tensor& x, const AttrDict&) {
         return c.allReduce(x, axes);
       });
   registerCollective(
@@ -149,7 +149,7 @@ void registerCollectiveOps(OpRegistry& r) {
         return err.empty() ? gatherDim(sig, res[0], dim) : err;
       },
       [](double g) { return g - 1; },
-      [](Collectives& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
+      [](Communicator& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
         return c.allGather(x, axes, attrs.getInt("dim"));
       });
   registerCollective(
@@ -164,7 +164,7 @@ void registerCollectiveOps(OpRegistry& r) {
         return std::string();
       },
       [](double g) { return (g - 1) / g; },
-      [](Collectives& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
+      [](Communicator& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
         return c.reduceScatter(x, axes, attrs.getInt("dim"));
       });
   registerCollective(
@@ -181,7 +181,7 @@ void registerCollectiveOps(OpRegistry& r) {
         return gatherDim(sig, res[0], cat);
       },
       [](double g) { return (g - 1) / g; },
-      [](Collectives& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
+      [](Communicator& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
         return c.allToAll(x, axes, attrs.getInt("split_dim"), attrs.getInt("concat_dim"));
       });
   registerCollective(
@@ -194,7 +194,7 @@ void registerCollectiveOps(OpRegistry& r) {
         return err.empty() ? checkPairs(sig) : err;
       },
       [](double) { return 1.0; },
-      [](Collectives& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
+      [](Communicator& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
         return c.permute(x, axes, attrs.getInts("pairs"));
       });
   registerCollective(
@@ -209,7 +209,7 @@ void registerCollectiveOps(OpRegistry& r) {
         return std::string();
       },
       [](double) { return 0.0; },
-      [](Collectives& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
+      [](Communicator& c, const auto& axes, const Tensor& x, const AttrDict& attrs) {
         return c.shardSlice(x, axes, attrs.getInt("dim"));
       });
 }

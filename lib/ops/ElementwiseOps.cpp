@@ -7,6 +7,7 @@
 
 #include "shardc/ir/IR.h"
 
+#include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
 #include <cmath>
@@ -95,6 +96,7 @@ const UnaryFn kUnary[] = {
      [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, nullptr},
     {"floor", "round toward -inf", Domain::Float, 1, [](double x) { return std::floor(x); },
      nullptr},
+    {"ceil", "round toward +inf", Domain::Float, 1, [](double x) { return std::ceil(x); }, nullptr},
     {"not", "logical not of an i1", Domain::Bool, 1, nullptr,
      [](int64_t x) { return int64_t(x == 0); }},
 };
@@ -140,50 +142,52 @@ Value* select(Builder& b, Value* c, Value* x, Value* y) {
 using UnaryGrad = Value* (*)(Builder&, Value* x, Value* y, Value* g);
 
 UnaryGrad unaryGrad(std::string_view name) {
-  if (name == "neg") return [](Builder& b, Value*, Value*, Value* g) { return op1(b, "neg", g); };
-  if (name == "abs")
+  if (name == opname::kNeg)
+    return [](Builder& b, Value*, Value*, Value* g) { return op1(b, "neg", g); };
+  if (name == opname::kAbs)
     return [](Builder& b, Value* x, Value*, Value* g) {
       Value* zero = scalar(b, x->type().dtype, 0);
       Value* pos = select(b, cmp(b, x, zero, "gt"), g, zeros(b, g->type()));
       return select(b, cmp(b, x, zero, "lt"), op1(b, "neg", g), pos);
     };
-  if (name == "relu")
+  if (name == opname::kRelu)
     return [](Builder& b, Value* x, Value*, Value* g) {
       return select(b, cmp(b, x, scalar(b, x->type().dtype, 0), "gt"), g, zeros(b, g->type()));
     };
-  if (name == "exp")
+  if (name == opname::kExp)
     return [](Builder& b, Value*, Value* y, Value* g) { return op2(b, "mul", g, y); };
-  if (name == "log")
+  if (name == opname::kLog)
     return [](Builder& b, Value* x, Value*, Value* g) { return op2(b, "div", g, x); };
-  if (name == "sqrt")
+  if (name == opname::kSqrt)
     return [](Builder& b, Value*, Value* y, Value* g) {
       return op2(b, "div", op2(b, "mul", g, scalar(b, y->type().dtype, 0.5)), y);
     };
-  if (name == "rsqrt") // d(x^-1/2) = -1/2 x^-3/2 = -1/2 y^3
+  if (name == opname::kRsqrt) // d(x^-1/2) = -1/2 x^-3/2 = -1/2 y^3
     return [](Builder& b, Value*, Value* y, Value* g) {
       Value* y3 = op2(b, "mul", op2(b, "mul", y, y), y);
       return op2(b, "mul", op2(b, "mul", g, scalar(b, y->type().dtype, -0.5)), y3);
     };
-  if (name == "reciprocal")
+  if (name == opname::kReciprocal)
     return [](Builder& b, Value*, Value* y, Value* g) {
       return op1(b, "neg", op2(b, "mul", g, op2(b, "mul", y, y)));
     };
-  if (name == "tanh")
+  if (name == opname::kTanh)
     return [](Builder& b, Value*, Value* y, Value* g) {
       Value* one = scalar(b, y->type().dtype, 1);
       return op2(b, "mul", g, op2(b, "sub", one, op2(b, "mul", y, y)));
     };
-  if (name == "erf") // 2/sqrt(pi) e^(-x^2)
+  if (name == opname::kErf) // 2/sqrt(pi) e^(-x^2)
     return [](Builder& b, Value* x, Value*, Value* g) {
       Value* e = op1(b, "exp", op1(b, "neg", op2(b, "mul", x, x)));
       return op2(b, "mul", g, op2(b, "mul", e, scalar(b, x->type().dtype, 1.1283791670955126)));
     };
-  if (name == "sigmoid")
+  if (name == opname::kSigmoid)
     return [](Builder& b, Value*, Value* y, Value* g) {
       Value* one = scalar(b, y->type().dtype, 1);
       return op2(b, "mul", g, op2(b, "mul", y, op2(b, "sub", one, y)));
     };
-  if (name == "floor") return [](Builder&, Value*, Value*, Value*) -> Value* { return nullptr; };
+  if (name == opname::kFloor || name == opname::kCeil) // steps: zero almost everywhere
+    return [](Builder&, Value*, Value*, Value*) -> Value* { return nullptr; };
   return nullptr; // `not`: booleans carry no gradient
 }
 
@@ -350,12 +354,12 @@ const BinaryFn kBinary[] = {
 std::vector<Value*> binaryGrad(Builder& b, std::string_view name, Value* x, Value* y, Value* out,
                                Value* g) {
   DType t = x->type().dtype;
-  if (name == "add") return {g, g};
-  if (name == "sub") return {g, op1(b, "neg", g)};
-  if (name == "mul") return {op2(b, "mul", g, y), op2(b, "mul", g, x)};
-  if (name == "div")
+  if (name == opname::kAdd) return {g, g};
+  if (name == opname::kSub) return {g, op1(b, "neg", g)};
+  if (name == opname::kMul) return {op2(b, "mul", g, y), op2(b, "mul", g, x)};
+  if (name == opname::kDiv)
     return {op2(b, "div", g, y), op1(b, "neg", op2(b, "div", op2(b, "mul", g, out), y))};
-  if (name == "pow") {
+  if (name == opname::kPow) {
     // d/da = b a^(b-1); d/db = y ln a, taken as 0 where a == 0 (as PyTorch does).
     Value* da =
         op2(b, "mul", g, op2(b, "mul", y, op2(b, "pow", x, op2(b, "sub", y, scalar(b, t, 1)))));
@@ -365,7 +369,7 @@ std::vector<Value*> binaryGrad(Builder& b, std::string_view name, Value* x, Valu
     return {da, select(b, cmp(b, x, zero, "eq"), zeros(b, db->type()), db)};
   }
   // max/min: the winner takes the gradient; ties split it evenly (as PyTorch does).
-  const char* wins = name == "max" ? "gt" : "lt";
+  const char* wins = name == opname::kMax ? "gt" : "lt";
   Value* half = op2(b, "mul", g, scalar(b, t, 0.5));
   Value* zero = zeros(b, g->type());
   Value* tie = cmp(b, x, y, "eq");

@@ -216,6 +216,19 @@ pef::Package toPackage(const Pef& in) {
   p.set_optimization_rules(in.optimizationRules);
   for (double f : in.scalingFactors)
     p.add_scaling_factors(f);
+  if (in.training) {
+    const PefTraining& t = *in.training;
+    auto* pt = p.mutable_training();
+    pt->set_loss(t.loss);
+    pt->set_optimizer(t.optimizer);
+    pt->set_learning_rate(t.learningRate);
+    pt->set_momentum(t.momentum);
+    pt->set_nesterov(t.nesterov);
+    pt->set_weight_decay(t.weightDecay);
+    pt->set_beta1(t.beta1);
+    pt->set_beta2(t.beta2);
+    pt->set_epsilon(t.epsilon);
+  }
   for (const auto& [name, t] : in.weights) {
     auto* w = p.add_weights();
     w->set_name(name);
@@ -364,6 +377,12 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
   out.optimizationLevel = p.optimization_level();
   out.optimizationRules = p.optimization_rules();
   out.scalingFactors.assign(p.scaling_factors().begin(), p.scaling_factors().end());
+  if (p.has_training()) {
+    const auto& t = p.training();
+    out.training =
+        PefTraining{t.loss(),         t.optimizer(), t.learning_rate(), t.momentum(), t.nesterov(),
+                    t.weight_decay(), t.beta1(),     t.beta2(),         t.epsilon()};
+  }
   for (const auto& w : p.weights()) {
     PefTensor spec = fromProto(w.spec(), path);
     // Compared before anything is allocated: a forged shape must not allocate terabytes.

@@ -2,6 +2,7 @@
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Parser.h"
 #include "shardc/ir/Verifier.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/pef/Pef.h"
 #include "shardc/support/Error.h"
 
@@ -12,6 +13,7 @@ namespace shardc {
 
 LoadedPef::LoadedPef() = default;
 LoadedPef::LoadedPef(LoadedPef&&) = default;
+LoadedPef& LoadedPef::operator=(LoadedPef&&) = default;
 LoadedPef::~LoadedPef() = default;
 
 namespace {
@@ -157,13 +159,13 @@ int64_t programIndexBound(const Value* in) {
     for (const Use& u : work[k]->uses()) {
       const Op* user = u.user;
       if (!user) continue;
-      if (user->name() == "reshape") work.push_back(user->result(0));
-      if (user->name() != "compare") continue;
+      if (user->name() == opname::kReshape) work.push_back(user->result(0));
+      if (user->name() != opname::kCompare) continue;
       const Op* other = user->operand(u.index == 0 ? 1 : 0)->definingOp();
       if (!other) continue;
       const std::string& direction = user->attrs().getString("direction");
-      if (other->name() == "constant" && direction == "ne") return 0; // an ignored label
-      if (other->name() != "iota" || direction != "eq" || classes) continue;
+      if (other->name() == opname::kConstant && direction == "ne") return 0; // an ignored label
+      if (other->name() != opname::kIota || direction != "eq" || classes) continue;
       const Shape& shape = other->result(0)->type().shape;
       if (auto axis =
               normalizeAxis(other->attrs().getInt("axis"), static_cast<int64_t>(shape.size())))

@@ -3,6 +3,7 @@
 #include "FactorProjection.h"
 #include "Reshard.h"
 #include "shardc/ir/Builder.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/sharding/Plan.h"
 #include "shardc/support/Error.h"
@@ -260,7 +261,7 @@ private:
       local->result(r)->setName(op.result(r)->name());
     }
     Value* first = local->result(0);
-    if (op.name() == "reduce_mean" && reducedShards > 1) {
+    if (op.name() == opname::kReduceMean && reducedShards > 1) {
       // Each device's mean covers 1/reducedShards of the elements.
       Tensor scale(TensorType{first->type().dtype, {}});
       scale.setDouble(0, 1.0 / static_cast<double>(reducedShards));
@@ -284,13 +285,13 @@ private:
       if (a.kind() == AttrKind::Ints && name.ends_with("shape") &&
           a.asInts() == op.result(0)->type().shape)
         attrs.set(name, localResults[0].shape);
-    if (op.name() == "slice") {
+    if (op.name() == opname::kSlice) {
       std::vector<int64_t> limit = attrs.getInts("limit");
       for (size_t d = 0; d < limit.size(); ++d)
         if (limit[d] == globalOperands[0].shape[d]) limit[d] = localOperands[0].shape[d];
       attrs.set("limit", limit);
     }
-    if (op.name() == "split") {
+    if (op.name() == opname::kSplit) {
       auto axis =
           static_cast<size_t>(*normalizeAxis(attrs.getInt("axis"), globalOperands[0].rank()));
       std::vector<int64_t> sizes;

@@ -2,6 +2,7 @@
 
 #include "FactorProjection.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/ops/ShardingRule.h"
 #include "shardc/sharding/Plan.h"
@@ -44,9 +45,9 @@ ShardingPlan trialBase(const Function& f, const Mesh& mesh) {
 // reading of a stacked weight). `lead` is 1 for a stacked one.
 const Value* paramOf(const Value* v, int64_t& lead) {
   lead = 0;
-  if (const Op* r = v->definingOp(); r && r->name() == "reshape") {
+  if (const Op* r = v->definingOp(); r && r->name() == opname::kReshape) {
     const Op* s = r->operand(0)->definingOp();
-    const Value* p = s && s->name() == "slice" ? s->operand(0) : nullptr;
+    const Value* p = s && s->name() == opname::kSlice ? s->operand(0) : nullptr;
     Shape step = v->type().shape;
     step.insert(step.begin(), 1);
     if (p && s->result(0)->type().shape == step && p->type().rank() == v->type().rank() + 1 &&
@@ -71,11 +72,11 @@ struct Weight {
 };
 
 Weight weightOf(const Op& op) {
-  if (op.name() != "matmul") return {};
+  if (op.name() != opname::kMatmul) return {};
   const Value* w = op.operand(1);
   bool transposed = false;
-  if (const Op* t = w->definingOp();
-      t && t->name() == "transpose" && t->attrs().getInts("perm") == std::vector<int64_t>{1, 0}) {
+  if (const Op* t = w->definingOp(); t && t->name() == opname::kTranspose &&
+                                     t->attrs().getInts("perm") == std::vector<int64_t>{1, 0}) {
     w = t->operand(0);
     transposed = true;
   }
@@ -92,7 +93,7 @@ const Value* biasOf(const Op& matmul, const Op** add, int64_t* lead = nullptr) {
   const Value* y = matmul.result(0);
   if (y->uses().size() != 1 || !y->uses()[0].user) return nullptr;
   const Op* user = y->uses()[0].user;
-  if (user->name() != "add") return nullptr;
+  if (user->name() != opname::kAdd) return nullptr;
   const Value* b = user->operand(y->uses()[0].index == 0 ? 1 : 0);
   if (b->type().rank() != 1) return nullptr;
   int64_t l = 0;
@@ -110,7 +111,7 @@ int64_t equalPieces(const Op& matmul) {
   const Value* y = add ? add->result(0) : matmul.result(0);
   if (y->uses().size() != 1 || !y->uses()[0].user) return 1;
   const Op* split = y->uses()[0].user;
-  if (split->name() != "split" ||
+  if (split->name() != opname::kSplit ||
       *normalizeAxis(split->attrs().getInt("axis"), y->type().rank()) != y->type().rank() - 1)
     return 1;
   const auto& sizes = split->attrs().getInts("sizes");
@@ -161,9 +162,9 @@ bool lastDimUses(const TensorSharding& s, const std::string& axis) {
 // reshape.
 std::vector<Use> readsOf(const Use& use) {
   std::vector<Use> reads{use};
-  if (use.user && use.user->name() == "slice" && use.user->result(0)->uses().size() == 1) {
+  if (use.user && use.user->name() == opname::kSlice && use.user->result(0)->uses().size() == 1) {
     const Op* reshape = use.user->result(0)->uses()[0].user;
-    if (reshape && reshape->name() == "reshape")
+    if (reshape && reshape->name() == opname::kReshape)
       reads.assign(reshape->result(0)->uses().begin(), reshape->result(0)->uses().end());
   }
   return reads;
@@ -171,7 +172,7 @@ std::vector<Use> readsOf(const Use& use) {
 
 // A product of two activations of rank 3 or more (attention's scores or context).
 bool isBatchedProduct(const Op* op) {
-  return op && op->name() == "matmul" && op->operand(0)->type().rank() >= 3 &&
+  return op && op->name() == opname::kMatmul && op->operand(0)->type().rank() >= 3 &&
          !op->operand(0)->isArgument() && !op->operand(1)->isArgument();
 }
 
@@ -182,7 +183,9 @@ bool feedsBatchedProduct(const Value* v, int depth) {
     if (!u.user) continue;
     if (isBatchedProduct(u.user)) return true;
     const std::string& n = u.user->name();
-    if (depth > 0 && (n == "transpose" || n == "mul" || n == "div" || n == "reshape") &&
+    if (depth > 0 &&
+        (n == opname::kTranspose || n == opname::kMul || n == opname::kDiv ||
+         n == opname::kReshape) &&
         feedsBatchedProduct(u.user->result(0), depth - 1))
       return true;
   }
@@ -210,12 +213,12 @@ HeadSplit headsBelow(const Value* y) {
         if (!u.user) continue;
         const std::string& n = u.user->name();
         int64_t heads = widthRatio(u.user->operand(0), u.user->result(0));
-        if (n == "reshape" && heads > 1 && feedsBatchedProduct(u.user->result(0), 2)) {
+        if (n == opname::kReshape && heads > 1 && feedsBatchedProduct(u.user->result(0), 2)) {
           int64_t piece = v->type().shape.back();
           int64_t whole = y->type().shape.back();
           return {-1, heads, unequal || whole % piece ? 0 : whole / piece};
         }
-        if (n != "split" && n != "slice") continue;
+        if (n != opname::kSplit && n != opname::kSlice) continue;
         for (size_t r = 0; r < u.user->numResults(); ++r) {
           const Value* piece = u.user->result(r);
           unequal |= !next.empty() && piece->type() != next.front()->type();
@@ -231,10 +234,10 @@ HeadSplit headsBelow(const Value* y) {
 // (through transposes).
 int64_t headsAbove(const Value* x) {
   const Op* r = x->definingOp();
-  if (!r || r->name() != "reshape") return 0;
+  if (!r || r->name() != opname::kReshape) return 0;
   int64_t heads = widthRatio(r->result(0), r->operand(0));
   const Op* p = r->operand(0)->definingOp();
-  for (int depth = 0; depth < 2 && p && p->name() == "transpose"; ++depth)
+  for (int depth = 0; depth < 2 && p && p->name() == opname::kTranspose; ++depth)
     p = p->operand(0)->definingOp();
   return heads > 1 && isBatchedProduct(p) ? heads : 0;
 }
@@ -247,7 +250,7 @@ HeadSplit attentionHeads(const Value* param) {
     for (const Use& u : readsOf(use)) {
       if (!u.user) continue;
       const Op* matmul = u.user;
-      if (matmul->name() == "transpose" && matmul->result(0)->uses().size() == 1)
+      if (matmul->name() == opname::kTranspose && matmul->result(0)->uses().size() == 1)
         matmul = matmul->result(0)->uses()[0].user;
       if (Weight w = matmul ? weightOf(*matmul) : Weight{}; w.param == param) {
         const Op* add = nullptr;
@@ -257,7 +260,7 @@ HeadSplit attentionHeads(const Value* param) {
         if (int64_t heads = headsAbove(matmul->operand(0))) return {w.inDim(), heads, 1};
         continue;
       }
-      if (u.user->name() != "add" || u.user->operand(u.index)->type().rank() != 1) continue;
+      if (u.user->name() != opname::kAdd || u.user->operand(u.index)->type().rank() != 1) continue;
       const Op* producer = u.user->operand(u.index == 0 ? 1 : 0)->definingOp();
       const Op* add = nullptr;
       int64_t lead = 0;
@@ -275,13 +278,13 @@ OutputSplit fusedOutputSplit(const Value* param) {
       if (!u.user) continue;
       // The weight of a matmul, directly or through its transpose.
       const Op* matmul = u.user;
-      if (matmul->name() == "transpose" && matmul->result(0)->uses().size() == 1)
+      if (matmul->name() == opname::kTranspose && matmul->result(0)->uses().size() == 1)
         matmul = matmul->result(0)->uses()[0].user;
       if (matmul) {
         Weight w = weightOf(*matmul);
         if (w.param == param) return {w.outDim(), equalPieces(*matmul)};
       }
-      if (u.user->name() != "add" || u.user->operand(u.index)->type().rank() != 1) continue;
+      if (u.user->name() != opname::kAdd || u.user->operand(u.index)->type().rank() != 1) continue;
       const Value* other = u.user->operand(u.index == 0 ? 1 : 0);
       const Op* producer = other->definingOp();
       const Op* add = nullptr;

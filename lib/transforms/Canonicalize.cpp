@@ -1,5 +1,6 @@
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 #include "shardc/transforms/Passes.h"
@@ -8,12 +9,13 @@ namespace shardc {
 namespace {
 
 bool isConstant(const Value* v) {
-  return v->definingOp() && v->definingOp()->name() == "constant";
+  return v->definingOp() && v->definingOp()->name() == opname::kConstant;
 }
 
 // Replaces every result of `op` by a constant computed with its reference kernel.
 bool foldConstant(Function& f, Op* op) {
-  if (op->name() == "constant" || op->numOperands() == 0 || op->def().communicates) return false;
+  if (op->name() == opname::kConstant || op->numOperands() == 0 || op->def().communicates)
+    return false;
   for (Value* v : op->operands())
     if (!isConstant(v)) return false;
   std::vector<TensorType> types;
@@ -55,12 +57,17 @@ Value* simplify(Function& f, Op* op) {
   Op* producer = x ? x->definingOp() : nullptr;
   Value* r = op->numResults() ? op->result(0) : nullptr;
   bool sameType = x && r && op->numResults() == 1 && x->type() == r->type();
-  if ((n == "reshape" || n == "broadcast" || n == "cast" || n == "slice") && sameType) return x;
-  if ((n == "concat" || n == "split") && op->numOperands() == 1 && op->numResults() == 1) return x;
-  if (n == "transpose") {
+  if ((n == opname::kReshape || n == opname::kBroadcast || n == opname::kCast ||
+       n == opname::kSlice) &&
+      sameType)
+    return x;
+  if ((n == opname::kConcat || n == opname::kSplit) && op->numOperands() == 1 &&
+      op->numResults() == 1)
+    return x;
+  if (n == opname::kTranspose) {
     const auto& perm = op->attrs().getInts("perm");
     if (isIdentityPerm(perm)) return x;
-    if (producer && producer->name() == "transpose") {
+    if (producer && producer->name() == opname::kTranspose) {
       const auto& inner = producer->attrs().getInts("perm");
       std::vector<int64_t> combined;
       for (int64_t p : perm)
@@ -71,7 +78,7 @@ Value* simplify(Function& f, Op* op) {
       return b.value("transpose", {producer->operand(0)}, {{"perm", combined}});
     }
   }
-  if (n == "reshape" && producer && producer->name() == "reshape") {
+  if (n == opname::kReshape && producer && producer->name() == opname::kReshape) {
     Builder b(f);
     b.setInsertionPoint(op);
     b.setLoc(op->loc());

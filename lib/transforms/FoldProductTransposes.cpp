@@ -6,6 +6,7 @@
 // through strides by the matmul kernel.
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/transforms/Passes.h"
 
 #include <algorithm>
@@ -24,7 +25,7 @@ std::vector<int64_t> lastTwoSwapped(int64_t rank) {
 
 bool swapsLastTwo(const Op& op) {
   int64_t rank = op.result(0)->type().rank();
-  return op.name() == "transpose" && rank >= 2 &&
+  return op.name() == opname::kTranspose && rank >= 2 &&
          op.attrs().getInts("perm") == lastTwoSwapped(rank);
 }
 
@@ -36,14 +37,14 @@ Shape withoutLeadingOnes(const Shape& s) {
 // A reshape that only adds or drops leading unit dims, and keeps at least two dims.
 bool dropsLeadingOnes(const Op& op) {
   const Shape &in = op.operand(0)->type().shape, &out = op.result(0)->type().shape;
-  return op.name() == "reshape" && in.size() >= 2 && out.size() >= 2 &&
+  return op.name() == opname::kReshape && in.size() >= 2 && out.size() >= 2 &&
          withoutLeadingOnes(in) == withoutLeadingOnes(out) && in[in.size() - 1] == out.back() &&
          in[in.size() - 2] == out[out.size() - 2];
 }
 
 // A sum over dims before the last two.
 bool sumsBatch(const Op& op) {
-  if (op.name() != "reduce_sum") return false;
+  if (op.name() != opname::kReduceSum) return false;
   int64_t rank = op.operand(0)->type().rank();
   for (int64_t a : op.attrs().getInts("axes"))
     if ((a < 0 ? a + rank : a) >= rank - 2) return false;
@@ -73,13 +74,13 @@ private:
     std::vector<Op*> chain; // from the transpose's operand up to the matmul, exclusive
     Value* v = t.operand(0);
     Op* d = v->definingOp();
-    while (d && single(v) && d->name() != "matmul") {
+    while (d && single(v) && d->name() != opname::kMatmul) {
       if (!dropsLeadingOnes(*d) && !sumsBatch(*d)) return false;
       chain.push_back(d);
       v = d->operand(0);
       d = v->definingOp();
     }
-    if (!d || !single(v) || d->name() != "matmul") return false;
+    if (!d || !single(v) || d->name() != opname::kMatmul) return false;
     Value *a = d->operand(0), *b = d->operand(1);
     int64_t rank = v->type().rank();
     if (a->type().rank() != rank || b->type().rank() != rank) return false; // broadcasts
@@ -95,7 +96,7 @@ private:
     Value* at = transposed(a);
     Value* r = bld.value("matmul", {bt, at});
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      if ((*it)->name() == "reduce_sum") {
+      if ((*it)->name() == opname::kReduceSum) {
         r = bld.value("reduce_sum", {r}, (*it)->attrs());
       } else {
         Shape s = (*it)->result(0)->type().shape;

@@ -1,5 +1,6 @@
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/transforms/Passes.h"
 
 #include <cstring>
@@ -44,7 +45,7 @@ bool localizeConstants(Function& f) {
   bool changed = false;
   std::vector<Op*> slices;
   for (const auto& op : f.ops())
-    if (op->name() == "shard_slice") slices.push_back(op.get());
+    if (op->name() == opname::kShardSlice) slices.push_back(op.get());
   for (Op* op : slices) {
     Op* src = op->operand(0)->definingOp();
     if (!src) continue;
@@ -53,13 +54,13 @@ bool localizeConstants(Function& f) {
     b.setInsertionPoint(op);
     b.setLoc(op->loc());
     Value* made = nullptr;
-    if (src->name() == "iota" && src->attrs().getInt("axis") != op->attrs().getInt("dim")) {
+    if (src->name() == opname::kIota && src->attrs().getInt("axis") != op->attrs().getInt("dim")) {
       // Every piece along another axis than the iota's is the same iota.
       made = b.value("iota", {},
                      {{"shape", local.shape},
                       {"axis", src->attrs().getInt("axis")},
                       {"dtype", src->attrs().getType("dtype")}});
-    } else if (src->name() == "constant") {
+    } else if (src->name() == opname::kConstant) {
       if (auto piece =
               commonPiece(src->attrs().getTensor("value"), op->attrs().getInt("dim"), local))
         made = b.value("constant", {}, {{"value", TensorRef(std::move(piece))}});

@@ -3,6 +3,7 @@
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Printer.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 
@@ -17,7 +18,7 @@ namespace shardc {
 namespace {
 
 bool isConstant(const Op& op) {
-  return op.name() == "constant" && op.numOperands() == 0;
+  return op.name() == opname::kConstant && op.numOperands() == 0;
 }
 
 // The block index `origin` names: the number standing where the pattern has N.

@@ -6,10 +6,10 @@
 // Exits 1 if any case gives wrong results either way.
 #include "shardc/driver/Driver.h"
 #include "shardc/driver/RunArrays.h"
+#include "shardc/exec/Interpreter.h"
 #include "shardc/import/OnnxImporter.h"
+#include "shardc/io/TensorFormat.h"
 #include "shardc/ir/IR.h"
-#include "shardc/runtime/Interpreter.h"
-#include "shardc/runtime/TensorFormat.h"
 #include "shardc/support/Error.h"
 
 #include <CLI/CLI.hpp>

@@ -2,12 +2,12 @@
 // again with every device on a thread of rank 0, and checks that each device's results
 // agree bitwise. The test of the MPI collectives:
 //   mpirun -np 4 shardc-collectives-check --mesh data=2,model=2 program.ir
+#include "shardc/collectives/MpiCollectives.h"
+#include "shardc/collectives/ThreadCollectives.h"
+#include "shardc/exec/Interpreter.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Parser.h"
-#include "shardc/runtime/Interpreter.h"
-#include "shardc/runtime/MpiCollectives.h"
-#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 

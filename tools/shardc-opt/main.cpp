@@ -2,6 +2,14 @@
 // (with its mesh and sharding annotations), or executes a function with the reference
 // interpreter (--run).
 #include "shardc/Version.h"
+#include "shardc/collectives/ShardTensor.h"
+#include "shardc/collectives/ThreadCollectives.h"
+#include "shardc/cost/Target.h"
+#include "shardc/dataflow/Sections.h"
+#include "shardc/exec/ExecPlan.h"
+#include "shardc/exec/Interpreter.h"
+#include "shardc/io/Npy.h"
+#include "shardc/io/TensorFormat.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/ExpectedDiagnostics.h"
 #include "shardc/ir/IR.h"
@@ -9,17 +17,13 @@
 #include "shardc/ir/Printer.h"
 #include "shardc/ir/Verifier.h"
 #include "shardc/ops/OpRegistry.h"
-#include "shardc/runtime/Interpreter.h"
-#include "shardc/runtime/Npy.h"
-#include "shardc/runtime/ShardTensor.h"
-#include "shardc/runtime/TensorFormat.h"
-#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/sharding/Annotations.h"
 #include "shardc/sharding/Propagate.h"
 #include "shardc/sharding/SpmdLowering.h"
 #include "shardc/sharding/Strategy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/train/TrainStep.h"
 #include "shardc/transforms/Passes.h"
 
 #include <CLI/CLI.hpp>
@@ -52,7 +56,51 @@ struct Options {
   std::string strategy;
   bool printStrategy = false;
   bool propagate = false, printOrigins = false, spmd = false;
+  // The compile stages shardc-opt runs besides the IR passes: the training step's settings,
+  // the gradient buckets' size, and the sections to print.
+  TrainOptions train;
+  int64_t bucketBytes = int64_t(25) << 20;
+  int optLevel = -1; // --print-sections LEVEL
+  std::string arch = "cpu";
 };
+
+// A compile stage run on text IR, as shardc compile runs it on the model's function (the
+// first): the training step, or the gradient buckets of a per-device program.
+struct StagePass {
+  const char* name;
+  const char* summary;
+  void (*run)(Function& f, const Options& o);
+};
+const StagePass kStagePasses[] = {
+    {"train-step", "the training step: loss, autodiff, optimizer (--optimizer, --loss, --lr)",
+     [](Function& f, const Options& o) { buildTrainStep(f, o.train); }},
+    {"grad-buckets", "merge the gradient all-reduces into buckets (--bucket-bytes)",
+     [](Function& f, const Options& o) { bucketGradientReductions(f, o.bucketBytes); }},
+};
+
+// --print-sections: the phases and sections of the first function at a level, on a target.
+void printSections(Function& f, const Options& o) {
+  SectionOptions so;
+  so.level = o.optLevel;
+  if (so.level != 0 && so.level != 1 && so.level != 3)
+    throw Error("--print-sections takes 0, 1 or 3, got " + std::to_string(so.level));
+  Target target = loadTarget(o.arch);
+  std::vector<Section> sections = formSections(f, target, so, [](const std::string&) {});
+  std::vector<const Op*> ops; // in the order the sections number them
+  for (const auto& op : f.ops())
+    ops.push_back(op.get());
+  std::cout << describeSections(sections) << "\n";
+  for (size_t k = 0; k < sections.size(); ++k) {
+    const Section& s = sections[k];
+    std::cout << "#" << k << " " << phaseName(s.phase) << " ops " << s.firstOp << ".."
+              << s.firstOp + s.numOps - 1;
+    if (!s.rule.empty()) std::cout << " rule " << s.rule;
+    std::cout << ":";
+    for (int64_t i = s.firstOp; i < s.firstOp + s.numOps; ++i)
+      std::cout << " " << ops[static_cast<size_t>(i)]->name();
+    std::cout << "\n";
+  }
+}
 
 // One line per op: its result names and the sharding rule the registry gives it.
 void printShardingRules(const Module& m) {
@@ -81,7 +129,9 @@ void listOps() {
       std::cout << ", " << a.name;
       if (a.defaultValue) std::cout << " = " << printAttr(*a.defaultValue);
     }
-    std::cout << "): " << d->summary << "\n";
+    std::cout << "): " << d->summary;
+    std::string_view family = nativeKernelFamily(*d);
+    std::cout << " [native: " << (family.empty() ? "none, reference kernel" : family) << "]\n";
   }
 }
 
@@ -211,20 +261,27 @@ int process(const Options& o) {
     diags.print(std::cerr);
     return 1;
   }
-  std::vector<const PassInfo*> pipeline;
+  // A pass of the registry, "verify" (null), or a compile stage.
+  std::vector<std::pair<const PassInfo*, const StagePass*>> pipeline;
   std::string list = o.passes;
   for (size_t start = 0; !list.empty() && start <= list.size();) {
     size_t end = list.find(',', start);
     if (end == std::string::npos) end = list.size();
     std::string name = list.substr(start, end - start);
+    auto stage = std::find_if(std::begin(kStagePasses), std::end(kStagePasses),
+                              [&](const StagePass& s) { return name == s.name; });
     if (name == "verify") {
-      pipeline.push_back(nullptr);
+      pipeline.emplace_back(nullptr, nullptr);
     } else if (const PassInfo* p = findPass(name)) {
-      pipeline.push_back(p);
+      pipeline.emplace_back(p, nullptr);
+    } else if (stage != std::end(kStagePasses)) {
+      pipeline.emplace_back(nullptr, stage);
     } else {
       std::string known = "verify";
       for (const auto& p : allPasses())
         known += ", " + p.name;
+      for (const StagePass& s : kStagePasses)
+        known += ", " + std::string(s.name);
       throw Error("unknown pass '" + name + "' (known: " + known + ")");
     }
     start = end + 1;
@@ -233,18 +290,27 @@ int process(const Options& o) {
   bool opResultsSharded =
       std::any_of(annotations.shardings.begin(), annotations.shardings.end(),
                   [](const auto& a) { return a.value && !a.value->isArgument(); });
-  if (opResultsSharded &&
-      std::any_of(pipeline.begin(), pipeline.end(), [](const PassInfo* p) { return p != nullptr; }))
+  if (opResultsSharded && std::any_of(pipeline.begin(), pipeline.end(),
+                                      [](const auto& p) { return p.first || p.second; }))
     throw Error("passes do not keep the sharding annotations of op results yet; run them on IR "
                 "without those annotations");
-  for (const PassInfo* p : pipeline) {
+  for (const auto& [pass, stage] : pipeline) {
+    if (stage) stage->run(*m->functions()[0], o);
     for (const auto& f : m->functions()) {
-      if (p) p->run(*f);
+      if (pass) pass->run(*f);
       if (!verifyFunction(*f, diags)) {
         diags.print(std::cerr);
-        throw InternalError("IR is invalid after pass '" + (p ? p->name : "verify") + "'");
+        throw InternalError("IR is invalid after pass '" +
+                            (pass    ? pass->name
+                             : stage ? stage->name
+                                     : "verify") +
+                            "'");
       }
     }
+  }
+  if (o.optLevel >= 0) {
+    printSections(*m->functions()[0], o);
+    return 0;
   }
   if (!o.strategy.empty())
     applyStrategy(parseStrategy(readFile(o.strategy), o.strategy),
@@ -284,8 +350,18 @@ int main(int argc, char** argv) {
   app.add_option("input", o.input, "text IR file, or - for stdin");
   app.add_option(
       "-p,--passes", o.passes,
-      "comma-separated passes to run in order: verify, canonicalize, dce, cse, raise-gelu, "
-      "fold-product-transposes, rematerialize");
+      "comma-separated passes to run in order (--list-passes): IR passes, verify, and the "
+      "compile stages train-step and grad-buckets");
+  app.add_option("--optimizer", o.train.optimizer, "train-step: sgd, adam or adamw (default sgd)");
+  app.add_option("--loss", o.train.loss,
+                 "train-step: cross-entropy or mse on result 0 (default: the scalar result)");
+  app.add_option("--lr", o.train.learningRate, "train-step: learning rate (default 0.01)");
+  app.add_option("--bucket-bytes", o.bucketBytes, "grad-buckets: bytes per bucket (default 25 MiB)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--print-sections", o.optLevel,
+                 "after the passes, print the first function's phases and sections at -o0, -o1 "
+                 "or -o3 (LEVEL: 0, 1 or 3) instead of the IR");
+  app.add_option("--arch", o.arch, "--print-sections: the target (default cpu)");
   app.add_option("-o,--output", o.output, "write the resulting IR here instead of stdout");
   app.add_flag("--verify-diagnostics", o.verifyDiagnostics,
                "check errors against the file's // expected-error {{...}} comments");
@@ -333,6 +409,8 @@ int main(int argc, char** argv) {
     std::cout << "verify: check the IR\n";
     for (const auto& p : allPasses())
       std::cout << p.name << ": " << p.summary << "\n";
+    for (const StagePass& s : kStagePasses)
+      std::cout << s.name << ": " << s.summary << "\n";
     return 0;
   }
   if (o.input.empty()) {
@@ -342,14 +420,9 @@ int main(int argc, char** argv) {
   // Exit status 1: a bad input; 2: an InternalError (a shardc bug), as in shardc itself.
   try {
     return process(o);
-  } catch (const InternalError& e) {
-    std::cerr << "shardc-opt: error: " << e.what() << "\n";
-    return 2;
-  } catch (const Error& e) {
-    std::cerr << "shardc-opt: error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "shardc-opt: error: " << e.what() << "\n";
-    return 1;
+  } catch (const std::exception& e) {
+    Failure f = failureOf(e);
+    std::cerr << "shardc-opt: error: " << f.message << "\n";
+    return f.status;
   }
 }

@@ -76,6 +76,9 @@ struct CostReport {
   std::string str() const;
 };
 
+// The report as JSON, kept in the PEF for `shardc inspect --json`, `shardc report` and tools.
+std::string costReportJson(const CostReport& r);
+
 class CostModel {
 public:
   static constexpr int64_t kNoKernel = -2;

@@ -81,8 +81,8 @@ CompileResult compileModel(const CompileOptions& options);
 
 struct RunOptions {
   std::string pef;
-  std::vector<std::string> inputs; // NAME=FILE.npy
-  std::string outputDir; // "": out/<PEF name>/results under the working folder
+  std::vector<std::string> inputs;      // NAME=FILE.npy
+  std::string outputDir;                // "": out/<PEF name>/results under the working folder
   int64_t steps = 0;                    // 0: one, or with `data` the epochs' steps
   std::vector<std::string> data;        // --data NAME=FILE.npy: samples along the leading axis
   int64_t epochs = 0;                   // passes over `data` (0: 1 unless `steps` is given)
@@ -111,9 +111,6 @@ struct RunOptions {
   double collectiveTimeout = 300; // under mpirun: seconds a collective waits for the other ranks
 };
 
-// The most devices `run` simulates as threads of one process (more need mpirun).
-inline constexpr int64_t kMaxThreadDevices = 256;
-
 struct RunArrays;
 // Runs a PEF on the CPU and writes each output as DIR/<output-name>.npy; with `arrays`
 // (RunArrays.h), takes its inputs, data and weights from memory and hands its results back
@@ -134,17 +131,5 @@ struct ReportOptions {
 };
 // Writes the HTML page of `shardc report` atomically; returns its path.
 std::string reportPef(const ReportOptions& options);
-
-struct CalibrateOptions {
-  std::string output; // target file to write; empty: the target goes to stdout with the summary
-  bool mpi = false;   // insist on measuring MPI collectives (needs mpirun)
-  bool quick = false; // fewer, smaller measurements (tests)
-};
-
-// Measures what shardc's runtime reaches on this machine (matmul FLOP/s, elementwise bytes/s,
-// per-op overhead, memory, all_reduce between thread devices as intra_node and, under mpirun,
-// between MPI ranks as inter_node) and writes it as a target file. Returns the summary to
-// print; under mpirun, ranks other than 0 return "".
-std::string calibrate(const CalibrateOptions& options);
 
 } // namespace shardc

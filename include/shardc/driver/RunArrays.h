@@ -1,8 +1,8 @@
 // `run` from memory (the Python module): arrays in place of run's files, in and out.
 #pragma once
 
-#include "shardc/runtime/Checkpoint.h"
-#include "shardc/runtime/Dataset.h"
+#include "shardc/io/Checkpoint.h"
+#include "shardc/io/Dataset.h"
 
 #include <map>
 #include <optional>

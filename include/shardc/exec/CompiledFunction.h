@@ -3,7 +3,7 @@
 // but the returned outputs.
 #pragma once
 
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
 #include "shardc/ir/Tensor.h"
 
 #include <map>
@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace shardc {
-class Collectives;
+class Communicator;
 class Function;
 class Kernel;
 struct ExecContext;
@@ -52,14 +52,14 @@ public:
   // sections of a training step) and leaves every argument as it was: the untied results
   // must be made by those steps.
   // `stats` gets the bytes held (peakBytes); kernel times are kept only once timeSteps().
-  const std::vector<Tensor>& run(std::vector<Tensor>& args, Collectives* comm = nullptr,
+  const std::vector<Tensor>& run(std::vector<Tensor>& args, Communicator* comm = nullptr,
                                  ExecStats* stats = nullptr, int64_t opLimit = -1);
 
   // One run of a body from a call step: `args` and `results` are the caller's buffers of
   // the call's operands and results. A result tied to an argument is left in that argument's
   // buffer (and not in `results`).
   void runCall(const std::vector<uint8_t*>& args, const std::vector<uint8_t*>& results,
-               Collectives* comm);
+               Communicator* comm);
 
   // From now on, every run times each step (its bodies' steps too). Off by default: a
   // clock read per step and its bookkeeping cost ~5% of a small model's step.

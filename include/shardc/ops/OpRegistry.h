@@ -13,7 +13,7 @@
 
 namespace shardc {
 class Builder;
-class Collectives;
+class Communicator;
 class Op;
 class Value;
 
@@ -38,7 +38,7 @@ struct KernelArgs {
   const std::vector<const Tensor*>& inputs;
   const AttrDict& attrs;
   const std::vector<TensorType>& resultTypes;
-  Collectives* comm = nullptr; // the device running a per-device program; null elsewhere
+  Communicator* comm = nullptr; // the device running a per-device program; null elsewhere
 };
 // Reference CPU kernel; throws shardc::Error for data-dependent failures.
 using KernelFn = std::function<std::vector<Tensor>(const KernelArgs&)>;

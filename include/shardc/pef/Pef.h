@@ -6,12 +6,13 @@
 #pragma once
 
 #include "shardc/dataflow/Sections.h"
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
 #include "shardc/ir/Tensor.h"
 #include "shardc/sharding/Mesh.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,15 @@ struct PefProgram {
   std::vector<PefBody> bodies;   // --enable-hypersection
 };
 
+// A training PEF's step as compiled: what `run` reports (the learning rate) and `inspect` shows.
+struct PefTraining {
+  std::string loss; // "": the model's own scalar output
+  std::string optimizer;
+  double learningRate = 0, momentum = 0;
+  bool nesterov = false;
+  double weightDecay = 0, beta1 = 0, beta2 = 0, epsilon = 0;
+};
+
 struct Pef {
   std::string shardcVersion;
   std::vector<std::string> compileArgs;
@@ -67,12 +77,13 @@ struct Pef {
   std::vector<PefBuffer> buffers;
   std::vector<PefProgram> programs;
   std::vector<std::pair<std::string, Tensor>> weights;
-  std::string costText, costJson;     // the cost model's estimate; empty in older PEFs
-  std::string searchJson;             // --auto-partition's search (searchResultJson); else empty
-  std::string optimizationLevel;      // o0, o1, o3 ("" in older PEFs)
-  std::string optimizationRules;      // -o1: the rules file, "default" or "nlp"
-  std::vector<double> scalingFactors; // per phase: forward, backward, grad-reduce, optimizer
-  uint64_t checksum = 0;              // set when read: the file's checksum (same file, same sum)
+  std::string costText, costJson;      // the cost model's estimate; empty in older PEFs
+  std::string searchJson;              // --auto-partition's search (searchResultJson); else empty
+  std::string optimizationLevel;       // o0, o1, o3 ("" in older PEFs)
+  std::string optimizationRules;       // -o1: the rules file, "default" or "nlp"
+  std::vector<double> scalingFactors;  // per phase: forward, backward, grad-reduce, optimizer
+  std::optional<PefTraining> training; // training PEFs (absent in those of older shardc)
+  uint64_t checksum = 0;               // set when read: the file's checksum (same file, same sum)
 };
 
 // Container format only: header, checksum, protobuf. Throws shardc::Error naming `path`.
@@ -105,6 +116,7 @@ struct LoadedPef {
   double dataSumScale = 1;
   LoadedPef();
   LoadedPef(LoadedPef&&);
+  LoadedPef& operator=(LoadedPef&&);
   ~LoadedPef();
 };
 LoadedPef loadPef(const std::string& path);

@@ -113,6 +113,10 @@ struct SearchResult {
   std::vector<std::string> reportLines() const;
 };
 
+// The baselines, the tree search's decisions in order, the groups and the choice, as JSON (kept
+// in the PEF).
+std::string searchResultJson(const SearchResult& r);
+
 // Searches for `f`'s shardings on `fixed`'s mesh, keeping `fixed`'s shardings (the user's).
 // Throws shardc::Error when no plan, searched or baseline, fits in memory.
 SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const CostModel& model,

@@ -20,6 +20,15 @@ public:
   explicit InternalError(const std::string& msg) : Error("internal error: " + msg) {}
 };
 
+// How a tool ends on an exception: its message and exit status, 1 for what the user gave
+// (Error, a file system error, no memory left) and 2 for a bug (InternalError, or another
+// exception no check turned into a message, said as "internal error: ...").
+struct Failure {
+  std::string message;
+  int status;
+};
+Failure failureOf(const std::exception& e);
+
 [[noreturn]] void failCheck(const char* file, int line, const char* condition,
                             const std::string& message);
 

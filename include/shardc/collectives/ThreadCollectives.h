@@ -2,7 +2,7 @@
 // tensors through shared mailboxes. The simulated devices of `shardc run` and of the tests.
 #pragma once
 
-#include "shardc/runtime/Collectives.h"
+#include "shardc/collectives/Collectives.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -17,6 +17,9 @@
 #include <vector>
 
 namespace shardc {
+
+// The most devices one process simulates as threads (more need mpirun).
+inline constexpr int64_t kMaxThreadDevices = 256;
 class Function;
 
 // Thrown in a device thread waiting for its peers once another device has failed, so that

@@ -1,6 +1,6 @@
-#include "shardc/runtime/Checkpoint.h"
+#include "shardc/io/Checkpoint.h"
 
-#include "shardc/runtime/Npz.h"
+#include "shardc/io/Npz.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 #include "shardc/support/Temporaries.h"

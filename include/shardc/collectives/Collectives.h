@@ -10,7 +10,7 @@
 // invalid pairs) throw shardc::Error, on every device alike.
 #pragma once
 
-#include "shardc/ir/Tensor.h"
+#include "shardc/ops/Communicator.h"
 #include "shardc/sharding/Mesh.h"
 
 #include <string>
@@ -18,26 +18,26 @@
 
 namespace shardc {
 
-class Collectives {
+class Collectives : public Communicator {
 public:
-  virtual ~Collectives() = default;
   virtual const Mesh& mesh() const = 0;
   virtual int64_t device() const = 0;
 
   // Sum over the group; same shape.
-  Tensor allReduce(const Tensor& x, const std::vector<std::string>& axes);
+  Tensor allReduce(const Tensor& x, const std::vector<std::string>& axes) override;
   // Concatenation of the group's tensors along `dim`, in rank order.
-  Tensor allGather(const Tensor& x, const std::vector<std::string>& axes, int64_t dim);
+  Tensor allGather(const Tensor& x, const std::vector<std::string>& axes, int64_t dim) override;
   // Sum over the group, then rank r keeps piece r of `dim` (which must divide).
-  Tensor reduceScatter(const Tensor& x, const std::vector<std::string>& axes, int64_t dim);
+  Tensor reduceScatter(const Tensor& x, const std::vector<std::string>& axes, int64_t dim) override;
   // Piece r of `splitDim` goes to rank r; received pieces are concatenated along `concatDim`.
   Tensor allToAll(const Tensor& x, const std::vector<std::string>& axes, int64_t splitDim,
-                  int64_t concatDim);
+                  int64_t concatDim) override;
   // Rank pairs[2i] sends to rank pairs[2i+1]; a rank that receives nothing gets zeros.
   Tensor permute(const Tensor& x, const std::vector<std::string>& axes,
-                 const std::vector<int64_t>& pairs);
+                 const std::vector<int64_t>& pairs) override;
   // Piece r of `dim` for this device's rank r (no communication).
-  Tensor shardSlice(const Tensor& x, const std::vector<std::string>& axes, int64_t dim) const;
+  Tensor shardSlice(const Tensor& x, const std::vector<std::string>& axes,
+                    int64_t dim) const override;
 
   // From now on, every sum over a group that spans `axis` (all_reduce, reduce_scatter) is
   // multiplied by `factor`, in double before it is rounded; integer sums then throw.
@@ -49,7 +49,8 @@ public:
   // This device's rank in its group for `axes`, and the group's size. Throw shardc::Error
   // for an axis the mesh lacks or one listed twice.
   int64_t groupRank(const std::vector<std::string>& axes) const;
-  int64_t groupSize(const std::vector<std::string>& axes) const;
+  int64_t groupSize(const std::vector<std::string>& axes) const override;
+  std::string meshText() const override { return mesh().str(); }
 
 protected:
   // The device holding rank `rank` in this device's group for `axes`.

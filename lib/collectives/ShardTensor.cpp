@@ -1,4 +1,4 @@
-#include "shardc/runtime/ShardTensor.h"
+#include "shardc/collectives/ShardTensor.h"
 
 #include "shardc/support/Error.h"
 

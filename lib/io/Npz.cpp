@@ -1,6 +1,6 @@
-#include "shardc/runtime/Npz.h"
+#include "shardc/io/Npz.h"
 
-#include "shardc/runtime/Npy.h"
+#include "shardc/io/Npy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 

@@ -1,4 +1,4 @@
-#include "shardc/runtime/Npy.h"
+#include "shardc/io/Npy.h"
 
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"

@@ -1,4 +1,4 @@
-#include "shardc/runtime/Collectives.h"
+#include "shardc/collectives/Collectives.h"
 
 #include "shardc/support/Error.h"
 

@@ -1,4 +1,4 @@
-#include "shardc/exec/Plan.h"
+#include "shardc/exec/ExecPlan.h"
 
 #include "PlanUtil.h"
 

@@ -1,4 +1,4 @@
-#include "shardc/runtime/TensorFormat.h"
+#include "shardc/io/TensorFormat.h"
 
 #include <algorithm>
 #include <charconv>

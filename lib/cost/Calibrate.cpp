@@ -1,14 +1,14 @@
 // shardc calibrate: measures what shardc's own runtime (the compiled plan's native kernels,
 // the threads of one device, and its collectives) reaches on this machine, and writes it as a
 // target file, so that the cost model can predict `shardc run` rather than the hardware's peak.
+#include "shardc/cost/Calibrate.h"
+#include "shardc/collectives/MpiCollectives.h"
+#include "shardc/collectives/ThreadCollectives.h"
 #include "shardc/cost/CostModel.h"
 #include "shardc/cost/Target.h"
-#include "shardc/driver/Driver.h"
 #include "shardc/exec/CompiledFunction.h"
 #include "shardc/ir/Builder.h"
 #include "shardc/ops/OpRegistry.h"
-#include "shardc/runtime/MpiCollectives.h"
-#include "shardc/runtime/ThreadCollectives.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 #include "shardc/train/TrainStep.h"
@@ -366,27 +366,156 @@ std::string hostName() {
 
 } // namespace
 
+namespace {
+
+// What calibrate measured, to write as a target file and summarize.
+struct Measured {
+  Sizes s;
+  unsigned threads = 1;
+  std::map<DType, double> flops;
+  ElementwiseFit add;
+  double overhead = 0, gemm = 0, perMatrix = 0, memory = 0;
+  LinkSpec intra, inter;
+  std::optional<LinkSpec> mpiLink; // measured between MPI ranks
+  int ranks = 0;
+  double ranksPerCore = 0;
+};
+
+// Every rank takes part in the MPI measurement.
+void measureMpi(Measured& m) {
+  m.ranks = mpi::worldSize();
+  MpiCollectives comm(Mesh({{"world", m.ranks}}));
+  // Rank 0's host decides for all: every rank must make the same collectives.
+  double onHost = static_cast<double>(mpi::ranksOnHost()) / m.threads; // collective: all call it
+  Tensor share = Tensor::fromDoubles({DType::F64, {1}}, {mpi::worldRank() == 0 ? onHost : 0.0});
+  m.ranksPerCore = comm.allReduce(share, {"world"}).getDouble(0);
+  m.mpiLink = fitLink(allReduceTimes(comm, m.s), m.s.reduceBig, m.ranks, m.ranksPerCore);
+  if (m.ranksPerCore > 1) m.mpiLink->oversubscribedWait = mpiWait(comm, m.s, m.ranksPerCore);
+}
+
+// The kernels and the thread devices of this process (rank 0 alone, under mpirun).
+void measureKernels(Measured& m) {
+  const Sizes& s = m.s;
+  for (DType dt : {DType::F32, DType::BF16, DType::F16})
+    m.flops[dt] = matmulFlops(dt, s);
+  m.add = fitElementwise(s);
+  // A kernel's fixed cost: what an add pays beyond its bytes, at least a tiny kernel's cost;
+  // then what the kernels of a plan pay beyond their work.
+  double chainOverhead = std::max(m.add.overhead, opOverhead(s));
+  m.gemm = gemmOverhead(s, m.flops[DType::F32], chainOverhead);
+  m.perMatrix = gemmBatchOverhead(s, m.flops[DType::F32]);
+  Target figures;
+  figures.peakFlops = m.flops;
+  figures.memoryBandwidth = m.add.bandwidth;
+  figures.gemmOverhead = m.gemm;
+  figures.gemmBatchOverhead = m.perMatrix;
+  figures.computeUnits = figures.deviceComputeUnits = intraOpThreads(1, 0);
+  m.overhead = std::max(chainOverhead, planKernelOverhead(s, figures));
+  m.memory = memTotalBytes();
+  m.intra = threadLink(s);
+  m.intra.oversubscribedWait = threadWait(s, m.threads);
+  m.inter = m.mpiLink ? *m.mpiLink : loadTarget("cpu").interNode;
+}
+
+// The target file, each figure with how it was measured.
+std::string targetYaml(const Measured& m, bool quick) {
+  const Sizes& s = m.s;
+  std::string n = std::to_string(s.matmulN), big = std::to_string(s.reduceBig);
+  std::ostringstream y;
+  y << "# Measured by `shardc calibrate" << (quick ? " --quick" : "") << "` on " << hostName()
+    << " at " << utcNow() << ":\n"
+    << "# what shardc's runtime (compiled plans on native kernels, " << intraOpThreads(1, 0)
+    << " threads per device) reaches here.\n"
+    << "name: calibrated\n"
+    << "description: \"shardc's runtime on " << hostName() << ", measured " << utcNow() << "\"\n"
+    << "peak_flops:            # matmul " << n << "x" << n << "x" << n << ", median of " << s.runs
+    << " runs\n";
+  for (const auto& [dt, f] : m.flops)
+    y << "  " << dtypeName(dt) << ": " << num(f) << "\n";
+  y << "memory_bandwidth: " << num(m.add.bandwidth) << "  # adds of f32[256] to f32[" << s.addN
+    << (m.add.fitted ? "] fitted to T = op_overhead + bytes / bandwidth (relative residuals)\n"
+                     : "]: timing noise hid the size effect; the largest add's bytes / time\n")
+    << "memory_capacity: " << num(m.memory) << "   # MemTotal in /proc/meminfo\n"
+    << "compute_efficiency: 1   # the figures above are reached, not peaks\n"
+    << "memory_efficiency: 1\n"
+    << "op_overhead: " << num(m.overhead)
+    << "     # per kernel of a 16-layer MLP block's plan beyond its work, at least the fit's\n"
+    << "                      # intercept and the per-kernel time of " << s.chainOps
+    << " chained softmaxes of f32[1,1]\n"
+    << "gemm_overhead: " << num(m.gemm)
+    << "   # median of matmuls of 16^3 to 128^3 beyond flops / peak and op_overhead\n"
+    << "gemm_batch_overhead: " << num(m.perMatrix)
+    << "   # f32[128,8,8] x f32[128,8,8] against f32[1,8,8] x f32[1,8,8], per matrix\n"
+    << (m.ranks ? "devices_per_node: 1     # every rank reaches the others through MPI "
+                  "(inter_node)\n"
+                : "devices_per_node: " + std::to_string(kMaxThreadDevices) +
+                      "   # a process's thread devices share its memory (intra_node)\n")
+    << "compute_units: " << m.threads << "        # std::thread::hardware_concurrency\n"
+    << "device_compute_units: " << intraOpThreads(1, 0)
+    << "   # the threads the figures above were measured with\n"
+    << "intra_node:             # all_reduce of f32[1] and f32[" << big
+    << "] on 2 thread devices,\n"
+    << "                        # fitted to the cost model's ring: T = 2 latency + bytes / "
+       "bandwidth\n"
+    << "  bandwidth: " << num(m.intra.bandwidth) << "\n"
+    << "  latency: " << num(m.intra.latency) << "\n"
+    << "  oversubscribed_wait: " << num(m.intra.oversubscribedWait) << "  # " << 2 * m.threads
+    << " devices alternating ~20 us of work and an all_reduce of "
+    << "f32[1]:\n"
+    << "                             # per collective beyond both, per device per core past the "
+       "first\n";
+  if (m.mpiLink)
+    y << "inter_node:             # all_reduce over " << m.ranks << " MPI ranks, fitted alike\n";
+  else
+    y << "inter_node:             # not measured (run under mpirun with --mpi); cpu.yaml's "
+         "nominal figures\n";
+  y << "  bandwidth: " << num(m.inter.bandwidth) << "\n"
+    << "  latency: " << num(m.inter.latency) << "\n";
+  if (m.mpiLink)
+    y << "  oversubscribed_wait: " << num(m.inter.oversubscribedWait)
+      << (m.ranksPerCore > 1 ? "  # measured as for intra_node with the ranks of this run\n"
+                             : "  # not measured: no more ranks than cores (run with more to "
+                               "measure it)\n");
+  return y.str();
+}
+
+std::string summary(const Measured& m) {
+  std::ostringstream sum;
+  auto g = [](double v) { return num(v / 1e9); };
+  sum << "calibrated shardc's runtime on " << hostName() << " (" << m.threads
+      << " hardware threads):\n"
+      << "  matmul " << m.s.matmulN << "^3 GFLOP/s: f32 " << g(m.flops.at(DType::F32)) << ", bf16 "
+      << g(m.flops.at(DType::BF16)) << ", f16 " << g(m.flops.at(DType::F16)) << "\n"
+      << "  elementwise add: " << g(m.add.bandwidth) << " GB/s\n"
+      << "  per-op overhead: " << num(m.overhead * 1e6)
+      << " us, more per GEMM call: " << num(m.gemm * 1e6)
+      << " us and per matrix of a batch: " << num(m.perMatrix * 1e6) << " us\n"
+      << "  memory: " << g(m.memory) << " GB\n"
+      << "  all_reduce, 2 thread devices: latency " << num(m.intra.latency * 1e6)
+      << " us, bandwidth " << g(m.intra.bandwidth) << " GB/s; with 2 devices per core, a wait of "
+      << num(m.intra.oversubscribedWait * 1e6) << " us per collective\n";
+  if (m.mpiLink)
+    sum << "  all_reduce, " << m.ranks << " MPI ranks: latency " << num(m.inter.latency * 1e6)
+        << " us, bandwidth " << g(m.inter.bandwidth) << " GB/s"
+        << (m.ranksPerCore > 1 ? "; a wait of " + num(m.inter.oversubscribedWait * 1e6) +
+                                     " us per collective per rank per core past the first"
+                               : "")
+        << "\n";
+  return sum.str();
+}
+
+} // namespace
+
 std::string calibrate(const CalibrateOptions& o) {
   bool underMpi = mpi::launchedByMpi();
   if (o.mpi && !underMpi)
     throw Error("--mpi measures MPI collectives between ranks: run `mpirun -np 2 shardc "
                 "calibrate --mpi`");
-  Sizes s = o.quick ? Sizes{3, 64, 1 << 16, 200, 1 << 16} : Sizes{9, 512, 1 << 20, 2000, 1 << 20};
-
-  // Every rank takes part in the MPI measurement; then rank 0 alone measures the rest.
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::optional<LinkSpec> mpiLink;
-  int ranks = 0;
-  double ranksPerCore = 0;
+  Measured m;
+  m.s = o.quick ? Sizes{3, 64, 1 << 16, 200, 1 << 16} : Sizes{9, 512, 1 << 20, 2000, 1 << 20};
+  m.threads = std::max(1u, std::thread::hardware_concurrency());
   if (underMpi) {
-    ranks = mpi::worldSize();
-    MpiCollectives comm(Mesh({{"world", ranks}}));
-    // Rank 0's host decides for all: every rank must make the same collectives.
-    double onHost = static_cast<double>(mpi::ranksOnHost()) / threads; // collective: all call it
-    Tensor share = Tensor::fromDoubles({DType::F64, {1}}, {mpi::worldRank() == 0 ? onHost : 0.0});
-    ranksPerCore = comm.allReduce(share, {"world"}).getDouble(0);
-    mpiLink = fitLink(allReduceTimes(comm, s), s.reduceBig, ranks, ranksPerCore);
-    if (ranksPerCore > 1) mpiLink->oversubscribedWait = mpiWait(comm, s, ranksPerCore);
+    measureMpi(m);
     // The other ranks sleep while rank 0 measures the rest alone.
     if (mpi::worldRank() != 0) {
       mpi::barrier("waiting for rank 0's measurements");
@@ -399,111 +528,12 @@ std::string calibrate(const CalibrateOptions& o) {
       if (mpi) mpi::barrier("releasing the other ranks");
     }
   } release{underMpi};
-  std::map<DType, double> flops;
-  for (DType dt : {DType::F32, DType::BF16, DType::F16})
-    flops[dt] = matmulFlops(dt, s);
-  ElementwiseFit add = fitElementwise(s);
-  double bandwidth = add.bandwidth;
-  // A kernel's fixed cost: what an add pays beyond its bytes, at least a tiny kernel's cost;
-  // then what the kernels of a plan pay beyond their work.
-  double chainOverhead = std::max(add.overhead, opOverhead(s));
-  double gemm = gemmOverhead(s, flops[DType::F32], chainOverhead);
-  double perMatrix = gemmBatchOverhead(s, flops[DType::F32]);
-  Target figures;
-  figures.peakFlops = flops;
-  figures.memoryBandwidth = bandwidth;
-  figures.gemmOverhead = gemm;
-  figures.gemmBatchOverhead = perMatrix;
-  figures.computeUnits = figures.deviceComputeUnits = intraOpThreads(1, 0);
-  double overhead = std::max(chainOverhead, planKernelOverhead(s, figures));
-  double memory = memTotalBytes();
-  LinkSpec intra = threadLink(s);
-  intra.oversubscribedWait = threadWait(s, threads);
-  LinkSpec inter = mpiLink ? *mpiLink : loadTarget("cpu").interNode;
-
-  std::string n = std::to_string(s.matmulN), big = std::to_string(s.reduceBig);
-  std::ostringstream y;
-  y << "# Measured by `shardc calibrate" << (o.quick ? " --quick" : "") << "` on " << hostName()
-    << " at " << utcNow() << ":\n"
-    << "# what shardc's runtime (compiled plans on native kernels, " << intraOpThreads(1, 0)
-    << " threads per device) reaches here.\n"
-    << "name: calibrated\n"
-    << "description: \"shardc's runtime on " << hostName() << ", measured " << utcNow() << "\"\n"
-    << "peak_flops:            # matmul " << n << "x" << n << "x" << n << ", median of " << s.runs
-    << " runs\n";
-  for (const auto& [dt, f] : flops)
-    y << "  " << dtypeName(dt) << ": " << num(f) << "\n";
-  y << "memory_bandwidth: " << num(bandwidth) << "  # adds of f32[256] to f32[" << s.addN
-    << (add.fitted ? "] fitted to T = op_overhead + bytes / bandwidth (relative residuals)\n"
-                   : "]: timing noise hid the size effect; the largest add's bytes / time\n")
-    << "memory_capacity: " << num(memory) << "   # MemTotal in /proc/meminfo\n"
-    << "compute_efficiency: 1   # the figures above are reached, not peaks\n"
-    << "memory_efficiency: 1\n"
-    << "op_overhead: " << num(overhead)
-    << "     # per kernel of a 16-layer MLP block's plan beyond its work, at least the fit's\n"
-    << "                      # intercept and the per-kernel time of " << s.chainOps
-    << " chained softmaxes of f32[1,1]\n"
-    << "gemm_overhead: " << num(gemm)
-    << "   # median of matmuls of 16^3 to 128^3 beyond flops / peak and op_overhead\n"
-    << "gemm_batch_overhead: " << num(perMatrix)
-    << "   # f32[128,8,8] x f32[128,8,8] against f32[1,8,8] x f32[1,8,8], per matrix\n"
-    << (underMpi ? "devices_per_node: 1     # every rank reaches the others through MPI "
-                   "(inter_node)\n"
-                 : "devices_per_node: " + std::to_string(kMaxThreadDevices) +
-                       "   # a process's thread devices share its memory (intra_node)\n")
-    << "compute_units: " << threads << "        # std::thread::hardware_concurrency\n"
-    << "device_compute_units: " << intraOpThreads(1, 0)
-    << "   # the threads the figures above were measured with\n"
-    << "intra_node:             # all_reduce of f32[1] and f32[" << big
-    << "] on 2 thread devices,\n"
-    << "                        # fitted to the cost model's ring: T = 2 latency + bytes / "
-       "bandwidth\n"
-    << "  bandwidth: " << num(intra.bandwidth) << "\n"
-    << "  latency: " << num(intra.latency) << "\n"
-    << "  oversubscribed_wait: " << num(intra.oversubscribedWait) << "  # " << 2 * threads
-    << " devices alternating ~20 us of work and an all_reduce of "
-    << "f32[1]:\n"
-    << "                             # per collective beyond both, per device per core past the "
-       "first\n";
-  if (mpiLink)
-    y << "inter_node:             # all_reduce over " << ranks << " MPI ranks, fitted alike\n";
-  else
-    y << "inter_node:             # not measured (run under mpirun with --mpi); cpu.yaml's "
-         "nominal figures\n";
-  y << "  bandwidth: " << num(inter.bandwidth) << "\n"
-    << "  latency: " << num(inter.latency) << "\n";
-  if (mpiLink)
-    y << "  oversubscribed_wait: " << num(inter.oversubscribedWait)
-      << (ranksPerCore > 1 ? "  # measured as for intra_node with the ranks of this run\n"
-                           : "  # not measured: no more ranks than cores (run with more to "
-                             "measure it)\n");
-  std::string text = y.str();
+  measureKernels(m);
+  std::string text = targetYaml(m, o.quick);
   parseTarget(text, o.output.empty() ? "<calibrate>" : o.output); // what we write must load
-
-  std::ostringstream sum;
-  auto g = [](double v) { return num(v / 1e9); };
-  sum << "calibrated shardc's runtime on " << hostName() << " (" << threads
-      << " hardware threads):\n"
-      << "  matmul " << n << "^3 GFLOP/s: f32 " << g(flops[DType::F32]) << ", bf16 "
-      << g(flops[DType::BF16]) << ", f16 " << g(flops[DType::F16]) << "\n"
-      << "  elementwise add: " << g(bandwidth) << " GB/s\n"
-      << "  per-op overhead: " << num(overhead * 1e6)
-      << " us, more per GEMM call: " << num(gemm * 1e6)
-      << " us and per matrix of a batch: " << num(perMatrix * 1e6) << " us\n"
-      << "  memory: " << g(memory) << " GB\n"
-      << "  all_reduce, 2 thread devices: latency " << num(intra.latency * 1e6) << " us, bandwidth "
-      << g(intra.bandwidth) << " GB/s; with 2 devices per core, a wait of "
-      << num(intra.oversubscribedWait * 1e6) << " us per collective\n";
-  if (mpiLink)
-    sum << "  all_reduce, " << ranks << " MPI ranks: latency " << num(inter.latency * 1e6)
-        << " us, bandwidth " << g(inter.bandwidth) << " GB/s"
-        << (ranksPerCore > 1 ? "; a wait of " + num(inter.oversubscribedWait * 1e6) +
-                                   " us per collective per rank per core past the first"
-                             : "")
-        << "\n";
-  if (o.output.empty()) return sum.str() + text;
+  if (o.output.empty()) return summary(m) + text;
   writeFileAtomic(o.output, text);
-  return sum.str() + "wrote " + o.output + "\n";
+  return summary(m) + "wrote " + o.output + "\n";
 }
 
 } // namespace shardc

@@ -1,4 +1,4 @@
-#include "shardc/runtime/MpiCollectives.h"
+#include "shardc/collectives/MpiCollectives.h"
 
 #include "shardc/support/Error.h"
 

@@ -1,6 +1,6 @@
-#include "shardc/runtime/Dataset.h"
+#include "shardc/io/Dataset.h"
 
-#include "shardc/runtime/Npy.h"
+#include "shardc/io/Npy.h"
 #include "shardc/support/Digest.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"

@@ -1,6 +1,6 @@
-#include "shardc/runtime/ThreadCollectives.h"
+#include "shardc/collectives/ThreadCollectives.h"
 
-#include "shardc/runtime/Interpreter.h"
+#include "shardc/exec/Interpreter.h"
 #include "shardc/support/Error.h"
 
 #include <chrono>

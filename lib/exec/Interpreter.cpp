@@ -1,4 +1,4 @@
-#include "shardc/runtime/Interpreter.h"
+#include "shardc/exec/Interpreter.h"
 
 #include "shardc/ir/IR.h"
 #include "shardc/ir/Scan.h"
@@ -23,7 +23,7 @@ Tensor sliceOf(const Tensor& stacked, int64_t i, const TensorType& slice) {
 
 // A scan: its callee once per step (shardc/ir/Scan.h), the carried values threaded through.
 std::vector<Tensor> interpretScan(const Op& scan, const std::vector<const Tensor*>& inputs,
-                                  const std::vector<TensorType>& resultTypes, Collectives* comm,
+                                  const std::vector<TensorType>& resultTypes, Communicator* comm,
                                   InterpreterStats* stats) {
   const Function& body = *scan.parent()->module()->callee(scan);
   ScanLayout l = ScanLayout::of(scan);
@@ -67,8 +67,8 @@ std::vector<Tensor> interpretScan(const Op& scan, const std::vector<const Tensor
 
 } // namespace
 
-std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args, Collectives* comm,
-                              InterpreterStats* stats) {
+std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args,
+                              Communicator* comm, InterpreterStats* stats) {
   if (args.size() != f.numArguments())
     throw Error("@" + f.name() + " takes " + std::to_string(f.numArguments()) + " arguments, got " +
                 std::to_string(args.size()));

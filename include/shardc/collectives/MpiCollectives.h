@@ -1,8 +1,8 @@
 // One device per MPI rank (`mpirun -np N shardc run ...`): device d is world rank d. Only
-// lib/runtime/MpiCollectives.cpp sees mpi.h.
+// lib/collectives/MpiCollectives.cpp sees mpi.h.
 #pragma once
 
-#include "shardc/runtime/Collectives.h"
+#include "shardc/collectives/Collectives.h"
 
 #include <memory>
 

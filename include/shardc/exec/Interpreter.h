@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace shardc {
-class Collectives;
+class Communicator;
 class Function;
 
 // Runs `f` on `args` (one per argument, types must match: checked, throws shardc::Error).
@@ -25,6 +25,6 @@ struct InterpreterStats {
 };
 
 std::vector<Tensor> interpret(const Function& f, const std::vector<Tensor>& args,
-                              Collectives* comm = nullptr, InterpreterStats* stats = nullptr);
+                              Communicator* comm = nullptr, InterpreterStats* stats = nullptr);
 
 } // namespace shardc

@@ -18,10 +18,12 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardc {
 class Function;
+struct OpDef;
 
 enum class ValueHome : uint8_t { Arena, Argument, View, Constant, Fused, Result };
 std::string_view valueHomeName(ValueHome h);
@@ -67,5 +69,10 @@ std::string checkPlan(const ExecPlan& plan, const Function& f);
 // A short human-readable account: steps by kernel, fused groups, arena size, views,
 // in-place results, reference fallbacks.
 std::string describePlan(const ExecPlan& plan, const Function& f);
+
+// The family of native kernels that runs op `def` ("lanes", "wide", "matmul", "conv", "row",
+// "reduce", "shape", "index", "pool", "random", "collective", "call"), or "" when its
+// reference kernel runs it. Some families take only some element types (f32 for most).
+std::string_view nativeKernelFamily(const OpDef& def);
 
 } // namespace shardc
