@@ -39,6 +39,7 @@ enum class Opc : uint8_t {
   Erf,
   Sigmoid,
   Floor,
+  Ceil,
   Not,
   GeluErf,
   GeluTanh,
@@ -107,6 +108,7 @@ const std::map<std::string_view, LaneOp, std::less<>> kLaneOps = {
     {opname::kErf, {Opc::Erf}},
     {opname::kSigmoid, {Opc::Sigmoid}},
     {opname::kFloor, {Opc::Floor}},
+    {opname::kCeil, {Opc::Ceil}},
     {opname::kNot, {Opc::Not}},
     {opname::kBroadcast, {Opc::Copy}}, // an index map: the lanes read with broadcast strides
     {opname::kGelu, {Opc::GeluErf, pickGelu}},
@@ -179,6 +181,10 @@ SHARDC_INLINE void runInsLoop(Opc opc, float* __restrict d, const float* a, cons
   case Opc::Floor:
     for (int64_t i = 0; i < n; ++i)
       d[i] = std::floor(a[i]);
+    break;
+  case Opc::Ceil:
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = std::ceil(a[i]);
     break;
   case Opc::Not:
     for (int64_t i = 0; i < n; ++i)
