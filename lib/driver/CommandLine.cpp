@@ -339,8 +339,9 @@ struct Commands {
                   "run the program through the reference interpreter (double precision, op by op) "
                   "instead of its compiled plan");
     run->add_option("--threads", ro.threads,
-                    "threads of the run, shared by its devices (default: every core the process "
-                    "may use; MPI ranks on one host share them)")
+                    "threads of the run, shared by its devices (default: SHARDC_THREADS, else "
+                    "every core the process may use: affinity and cgroup quota; MPI ranks on "
+                    "one host share them)")
         ->check(CLI::Range(1, 4096));
     run->add_option("--replicas", ro.replicas,
                     "a PEF compiled with --data-parallel -ws N: run R >= N replicas as thread "

@@ -276,16 +276,4 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Comm
   return results_;
 }
 
-int intraOpThreads(int64_t devicesInProcess, int requested) {
-  cpu_set_t set;
-  int cores = 1;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = std::max(1, CPU_COUNT(&set));
-  int ranksOnHost = 1;
-  if (const char* s = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-    ranksOnHost = std::max(1, std::atoi(s));
-  int64_t budget = std::max(1, cores / ranksOnHost);
-  if (requested > 0) budget = std::min<int64_t>(budget, requested);
-  return static_cast<int>(std::max<int64_t>(1, budget / std::max<int64_t>(1, devicesInProcess)));
-}
-
 } // namespace shardc

@@ -17,6 +17,26 @@ App scripts in the seed compiler's style: see `shardc.app.main`.
 import os
 import sys
 
+
+def _choose_wait_policy():
+    """OpenMP threads that spin while they wait hold the cores a descheduled thread needs
+    (a step beside one busy process took several times its idle time). libgomp reads its wait
+    policy when it loads: unless the user chose one or another module loaded it already (then
+    it is too late), shardc's kernels sleep while they wait, as the command line's do. Returns
+    whether it set the environment, to be put back once the extension has loaded."""
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        return False
+    try:
+        with open("/proc/self/maps") as maps:
+            if "libgomp" in maps.read():
+                return False
+    except OSError:
+        return False
+    os.environ["OMP_WAIT_POLICY"] = "passive"
+    return True
+
+
+_set_policy = _choose_wait_policy()
 # Under mpirun, OpenMPI's plugins look up libmpi's symbols in the global namespace: the
 # extension (which links libmpi) must be loaded with RTLD_GLOBAL.
 _flags = sys.getdlopenflags()
@@ -25,6 +45,8 @@ try:
     from . import _shardc
 finally:
     sys.setdlopenflags(_flags)
+    if _set_policy:  # read by now; the user's child processes get their own environment
+        del os.environ["OMP_WAIT_POLICY"]
 
 Error = _shardc.Error
 Error.__doc__ = "A shardc error: a bad model, option, file or input, with the command line's message."

@@ -103,9 +103,22 @@ private:
   std::vector<double> stepSeconds_; // per step, added up over runs (when timed_)
 };
 
+// OpenMP threads that spin while they wait hold the cores a descheduled thread needs: beside
+// one busy process, a step of a 2-core machine took 4-7x its idle time. Unless the user chose
+// a wait policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT in the environment), sets a short spin
+// (GOMP_SPINCOUNT, timed on this CPU) and restarts the program with `argv` so that OpenMP
+// reads it; a program's main calls it first.
+void settleWaitPolicy(char** argv);
+// The cores this process may run on: its CPU affinity, within its cgroup's CPU quota.
+int usableCores();
+// The tightest CPU quota on the way from the process's cgroup (read from `procCgroup`, as
+// /proc/self/cgroup) to the root, under `cgroupRoot` (/sys/fs/cgroup): v2's cpu.max, or v1's
+// cpu controller (cpu/...: cpu.cfs_quota_us over cpu.cfs_period_us), as whole cores rounded up
+// (1.5 cores still run two threads part of the time); 0: no quota.
+int cgroupCpuLimit(const std::string& procCgroup, const std::string& cgroupRoot);
 // The intra-op threads each device gets when `devices` devices share this process (and MPI
-// ranks share the host): the process's usable cores (sched_getaffinity) divided among them,
-// at least one; `requested` > 0 caps it.
+// ranks share the host): the usable cores divided among them, at least one; `requested` > 0
+// (--threads), else the environment's SHARDC_THREADS, caps it.
 int intraOpThreads(int64_t devicesInProcess, int requested);
 
 } // namespace shardc
