@@ -11,6 +11,7 @@
 #include "shardc/support/FileUtil.h"
 #include "shardc/transforms/Passes.h"
 
+#include <cstring>
 #include <ctime>
 #include <tuple>
 #include <unistd.h>
@@ -217,15 +218,15 @@ CompileResult compileModel(const CompileOptions& given) {
     }
     out.publish(); // with --estimate-only, --debug's files
     return s.result;
-  } catch (const InternalError& e) { // kept as it is: exit status 2
-    out.keepAfterFailure(log.text() + "error: " + e.what() + "\n");
-    throw;
   } catch (const Error& e) {
     std::string kept = out.keepAfterFailure(log.text() + "error: " + e.what() + "\n");
     if (kept.empty()) throw;
-    throw Error(std::string(e.what()) +
-                " (--keep-temporary-files: the log and the files written so far are in " + kept +
-                ")");
+    std::string where =
+        " (--keep-temporary-files: the log and the files written so far are in " + kept + ")";
+    // A bug stays one (exit status 2), its message without a second "internal error: ".
+    if (dynamic_cast<const InternalError*>(&e))
+      throw InternalError(std::string(e.what()).substr(std::strlen("internal error: ")) + where);
+    throw Error(e.what() + where);
   } catch (const std::exception& e) {
     out.keepAfterFailure(log.text() + "error: " + e.what() + "\n");
     throw;

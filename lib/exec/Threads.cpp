@@ -3,16 +3,16 @@
 // of the process, capped by --threads or SHARDC_THREADS.
 #include "shardc/exec/CompiledFunction.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/SpinTiming.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sched.h>
 #include <sstream>
 #include <string>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 namespace shardc {
@@ -44,40 +44,20 @@ int threadsFromEnvironment() {
   return static_cast<int>(n);
 }
 
-// How long an OpenMP thread spins before it sleeps, waiting for the next kernel or at a
-// barrier. libgomp's default (300000 spins, 4 ms on the Xeon this was measured on) made a step
-// 4-7x slower beside one busy process on 2 cores: the spinning thread held the core its
-// descheduled partner needed. Sleeping at once (OMP_WAIT_POLICY=passive) cost 12-24% on the
-// idle machine (a wake-up per kernel); about 20 us kept the idle time within the noise and the
-// busy slowdown near 2x (bench/busy_machine.py).
-constexpr double kSpinMicros = 20;
-
-// Spins of libgomp's wait loop (a load and a pause, whose cost differs several-fold between
-// CPUs) that take about `micros`, timed here.
-long spinsFor(double micros) {
-  std::atomic<int> flag{0};
-  constexpr int kSpins = 20000;
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kSpins && !flag.load(std::memory_order_relaxed); ++i)
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  double ns =
-      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
-      kSpins;
-  return std::clamp(static_cast<long>(micros * 1e3 / std::max(ns, 0.1)), 100L, 100000L);
-}
-
 } // namespace
 
 void settleWaitPolicy(char** argv) {
   // libgomp (our kernels' OpenMP and oneDNN's) reads how long a waiting thread spins once, when
   // it loads, before main: set it, then start again as the same program with the same
-  // arguments (and process id: mpirun and a parent waiting on it see no difference).
+  // arguments (and process id: mpirun and a parent waiting on it see no difference). Not when
+  // the program runs as a loader's argument (ld.so PROGRAM: no interpreter base), whose path
+  // the kernel does not know.
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
-  setenv("GOMP_SPINCOUNT", std::to_string(spinsFor(kSpinMicros)).c_str(), 0);
-  execv("/proc/self/exe", argv);
-  // No /proc (or exec refused): run on with the library's default, as before.
+  const char* program = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
+  if (getauxval(AT_BASE) == 0 || !program) return;
+  if (setenv("GOMP_SPINCOUNT", std::to_string(spinsFor(kSpinMicros)).c_str(), 0) != 0) return;
+  execv(program, argv);
+  // exec refused: run on with the library's default, as before.
 }
 
 int cgroupCpuLimit(const std::string& procCgroup, const std::string& cgroupRoot) {

@@ -19,11 +19,12 @@ import sys
 
 
 def _choose_wait_policy():
-    """OpenMP threads that spin while they wait hold the cores a descheduled thread needs
-    (a step beside one busy process took several times its idle time). libgomp reads its wait
-    policy when it loads: unless the user chose one or another module loaded it already (then
-    it is too late), shardc's kernels sleep while they wait, as the command line's do. Returns
-    whether it set the environment, to be put back once the extension has loaded."""
+    """OpenMP threads that spin while they wait hold the cores a descheduled thread needs (a
+    step beside one busy process took several times its idle time). libgomp reads how long
+    they spin when it loads: unless the user chose a policy, or another module (PyTorch) loaded
+    libgomp already (then it is too late), shardc's threads spin for about 20 us before they
+    sleep, as the command line's do. Returns whether it set the environment, to be put back
+    once the extension has loaded."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         return False
     try:
@@ -32,7 +33,9 @@ def _choose_wait_policy():
                 return False
     except OSError:
         return False
-    os.environ["OMP_WAIT_POLICY"] = "passive"
+    from . import _waitpolicy
+
+    os.environ["GOMP_SPINCOUNT"] = str(_waitpolicy.spin_count())
     return True
 
 
@@ -46,7 +49,7 @@ try:
 finally:
     sys.setdlopenflags(_flags)
     if _set_policy:  # read by now; the user's child processes get their own environment
-        del os.environ["OMP_WAIT_POLICY"]
+        del os.environ["GOMP_SPINCOUNT"]
 
 Error = _shardc.Error
 Error.__doc__ = "A shardc error: a bad model, option, file or input, with the command line's message."

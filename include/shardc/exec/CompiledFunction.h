@@ -104,10 +104,11 @@ private:
 };
 
 // OpenMP threads that spin while they wait hold the cores a descheduled thread needs: beside
-// one busy process, a step of a 2-core machine took 4-7x its idle time. Unless the user chose
+// one busy process, a step of a 2-core machine took 4-8x its idle time. Unless the user chose
 // a wait policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT in the environment), sets a short spin
-// (GOMP_SPINCOUNT, timed on this CPU) and restarts the program with `argv` so that OpenMP
-// reads it; a program's main calls it first.
+// (GOMP_SPINCOUNT for shardc/support/SpinTiming.h's kSpinMicros, timed on this CPU) and
+// restarts the program with `argv` so that OpenMP reads it. The main of a program that runs
+// kernels calls it first.
 void settleWaitPolicy(char** argv);
 // The cores this process may run on: its CPU affinity, within its cgroup's CPU quota.
 int usableCores();
