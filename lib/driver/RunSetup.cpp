@@ -25,6 +25,7 @@ class FileInput : public InputSource {
 public:
   explicit FileInput(std::string path) : path_(std::move(path)) {}
   const std::string& what() const override { return path_; }
+  std::string holding() const override { return path_ + " holds"; }
   Tensor read() override { return readNpy(path_); }
 
 private:
@@ -35,6 +36,7 @@ class ArrayInput : public InputSource {
 public:
   ArrayInput(const std::string& name, Tensor t) : what_("input '" + name + "'"), t_(std::move(t)) {}
   const std::string& what() const override { return what_; }
+  std::string holding() const override { return "the array given is"; }
   Tensor read() override { return std::move(t_); }
 
 private:
@@ -164,9 +166,8 @@ Tensor readInput(RunState& s, const Value* a, const PefTensor& spec) {
   InputSource& src = *it->second;
   Tensor t = src.read();
   if (t.type() != spec.type)
-    throw Error("input '" + a->name() + "' expects " + spec.type.str() + ", " +
-                (dynamic_cast<ArrayInput*>(&src) ? "the array given is " : src.what() + " holds ") +
-                t.type().str());
+    throw Error("input '" + a->name() + "' expects " + spec.type.str() + ", " + src.holding() +
+                " " + t.type().str());
   if (spec.indexBound > 0) checkLabels(t.data(), t.dtype(), t.numel(), spec.indexBound, src.what());
   return t;
 }

@@ -27,6 +27,8 @@ public:
   virtual ~InputSource() = default;
   // How messages name it: the file's path, or "input 'NAME'".
   virtual const std::string& what() const = 0;
+  // How a type mismatch names what it read: "FILE holds", "the array given is".
+  virtual std::string holding() const = 0;
   virtual Tensor read() = 0;
 };
 
