@@ -76,6 +76,11 @@ def make_weights(a, rng):
 
 def reference(a, w, ids):
     t = {k: torch.from_numpy(v) for k, v in w.items()}
+    return forward(a, t, ids).numpy()
+
+
+def forward(a, t, ids):
+    """The logits of the parameters `t` (torch tensors by name) for token ids (numpy)."""
     B, T, D, H = a.batch, a.seq, a.dim, a.heads
     x = t["wte"][torch.from_numpy(ids)] + t["wpe"]
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
@@ -92,7 +97,7 @@ def reference(a, w, ids):
         h = F.gelu(h @ p("fc.w") + p("fc.b"), approximate="tanh")
         x = x + (h @ p("fc2.w") + p("fc2.b"))
     x = F.layer_norm(x, (D,), t["lnf.w"], t["lnf.b"], 1e-5)
-    return (x @ t["wte"].T).numpy()
+    return x @ t["wte"].T
 
 
 def emit_layer(e, a, F, x, p, v):

@@ -16,13 +16,10 @@ std::string costReportJson(const CostReport& r) {
   j["compute_by_op"] = r.computeByOp;
   j["flops_per_device"] = r.flops;
   j["flop_utilization"] = r.flopUtilization;
-  j["memory"] = {{"parameters", r.memory.parameters},
-                 {"optimizer_state", r.memory.optimizerState},
-                 {"inputs", r.memory.inputs},
-                 {"activations", r.memory.activations},
-                 {"peak_bytes", r.memory.peak()},
-                 {"capacity_bytes", r.memoryCapacity},
-                 {"fits", r.fits()}};
+  j["memory"] = {{"parameters", r.memory.parameters},  {"optimizer_state", r.memory.optimizerState},
+                 {"inputs", r.memory.inputs},          {"activations", r.memory.activations},
+                 {"kept_activations", r.memory.kept},  {"peak_bytes", r.memory.peak()},
+                 {"capacity_bytes", r.memoryCapacity}, {"fits", r.fits()}};
   j["collectives"] = nlohmann::json::array();
   for (const CollectiveCost& c : r.collectives)
     j["collectives"].push_back({{"kind", c.kind},

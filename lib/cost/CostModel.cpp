@@ -216,6 +216,7 @@ public:
     r.overlapSeconds = t_.commOverlap * std::min(r.computeSeconds, r.commSeconds);
     r.stepSeconds = r.computeSeconds + r.commSeconds - r.overlapSeconds;
     r.memory.activations = peakActivationBytes(f);
+    r.memory.kept = keptActivationBytes(f);
     DType main = DType::F32;
     for (const auto& [dt, fl] : flopsByType)
       if (fl > flopsByType[main]) main = dt;
@@ -352,7 +353,10 @@ std::string CostReport::str() const {
        formatBytes(static_cast<double>(memory.parameters)) + ", optimizer state " +
        formatBytes(static_cast<double>(memory.optimizerState)) + ", inputs " +
        formatBytes(static_cast<double>(memory.inputs)) + ", activations and temporaries " +
-       formatBytes(static_cast<double>(memory.activations));
+       formatBytes(static_cast<double>(memory.activations)) +
+       (memory.kept > 0
+            ? " (kept for the backward pass: " + formatBytes(static_cast<double>(memory.kept)) + ")"
+            : "");
   return s;
 }
 

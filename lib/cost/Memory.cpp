@@ -34,4 +34,57 @@ int64_t peakActivationBytes(const Function& f) {
   return peak;
 }
 
+ForwardPass forwardPass(const Function& f) {
+  ForwardPass fw;
+  if (f.results().empty()) return fw;
+  std::unordered_set<const Op*> needed;
+  std::vector<const Op*> stack;
+  if (const Op* loss = f.results()[0].value->definingOp()) stack.push_back(loss);
+  while (!stack.empty()) {
+    const Op* op = stack.back();
+    stack.pop_back();
+    if (!needed.insert(op).second) continue;
+    for (const Value* v : op->operands())
+      if (!v->isArgument()) stack.push_back(v->definingOp());
+  }
+  for (const auto& op : f.ops()) {
+    if (!needed.count(op.get())) continue;
+    fw.index[op.get()] = fw.ops.size();
+    fw.ops.push_back(op.get());
+    bool activation = false;
+    for (const Value* v : op->operands())
+      activation = activation ||
+                   (v->isArgument() ? v->argKind() == ArgKind::Input : fw.activations.count(v) > 0);
+    if (activation)
+      for (size_t r = 0; r < op->numResults(); ++r)
+        fw.activations.insert(op->result(r));
+  }
+  return fw;
+}
+
+int64_t keptActivationBytes(const Function& f) {
+  ForwardPass fw = forwardPass(f);
+  std::unordered_map<const Op*, size_t> position;
+  for (const auto& op : f.ops())
+    position[op.get()] = position.size();
+  // Each kept value adds its bytes where it is made and frees them after its last reader.
+  std::vector<int64_t> change(position.size() + 1, 0);
+  for (const Value* v : fw.activations) {
+    size_t last = 0;
+    bool kept = false;
+    for (const Use& u : v->uses())
+      if (u.user) {
+        kept = kept || !fw.contains(u.user);
+        last = std::max(last, position.at(u.user));
+      }
+    if (!kept) continue;
+    change[position.at(v->definingOp())] += v->type().bytes();
+    change[last + 1] -= v->type().bytes();
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t c : change)
+    peak = std::max(peak, live += c);
+  return peak;
+}
+
 } // namespace shardc

@@ -232,20 +232,26 @@ std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phas
     for (const Value* v : ops[i]->operands())
       if (!v->definingOp() || !fromConstants[static_cast<size_t>(index.at(v->definingOp()))])
         fromConstants[i] = 0;
-  // phase, not hoisted, place, node (a sunk reshape's node is less than its reader's)
-  using Key = std::tuple<Phase, bool, int64_t, int64_t>;
+  // Micro-batches (gradient accumulation) alternate forward and backward ops in program
+  // order: each round of them keeps its place, so that one micro-batch's activations are
+  // alive at a time.
+  std::vector<int64_t> round(n, 0);
+  for (size_t i = 1; i < n; ++i)
+    round[i] = round[i - 1] + (phases[i] == Phase::Forward && phases[i - 1] != Phase::Forward);
+  // round, phase, not hoisted, place, node (a sunk reshape's node is less than its reader's)
+  using Key = std::tuple<int64_t, Phase, bool, int64_t, int64_t>;
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> ready;
   auto push = [&](int64_t nd) {
     int64_t first = members[static_cast<size_t>(nd)].front();
     bool hoisted = nd >= static_cast<int64_t>(g) && fromConstants[static_cast<size_t>(first)];
-    ready.emplace(phases[static_cast<size_t>(first)], !hoisted, place[static_cast<size_t>(first)],
-                  nd);
+    ready.emplace(round[static_cast<size_t>(first)], phases[static_cast<size_t>(first)], !hoisted,
+                  place[static_cast<size_t>(first)], nd);
   };
   for (size_t nd = 0; nd < g + n; ++nd)
     if (!members[nd].empty() && waiting[nd] == 0) push(static_cast<int64_t>(nd));
   std::vector<int64_t> order;
   while (!ready.empty()) {
-    int64_t nd = std::get<3>(ready.top());
+    int64_t nd = std::get<4>(ready.top());
     ready.pop();
     for (int64_t i : members[static_cast<size_t>(nd)]) {
       order.push_back(i);

@@ -99,7 +99,8 @@ void rejectContradictions(const CLI::App* c, const CompileOptions& co) {
   const char* training[] = {"--optimizer", "--learning-rate", "--momentum",
                             "--nesterov",  "--weight-decay",  "--beta1",
                             "--beta2",     "--eps",           "--loss",
-                            "--labels",    "--freeze",        "--shard-optimizer-state"};
+                            "--labels",    "--freeze",        "--shard-optimizer-state",
+                            "--recompute", "--micro-batches"};
   for (const char* name : training)
     if (co.inference && given(name))
       throw Error(std::string(name) + " applies to training; --inference compiles no " +
@@ -175,6 +176,24 @@ struct Commands {
                         "name of the labels input that --loss adds (default labels)");
     compile->add_option("--freeze", t.freeze,
                         "do not train parameters matching this shell pattern (repeatable)");
+    compile
+        ->add_option("--recompute", co.recompute,
+                     "training: activations the backward pass recomputes instead of keeping: "
+                     "none, selective (the attention core), full (all but one checkpoint per "
+                     "layer) or auto (the cheapest that fits; default with --auto-partition, "
+                     "else none)")
+        ->check(CLI::IsMember({"none", "selective", "full", "auto"}));
+    compile
+        ->add_option("--precision", co.precision,
+                     "f32 (default) or bf16: ops compute in bf16 from bf16 copies of the f32 "
+                     "parameters; the loss, gradient reduction and optimizer stay in f32")
+        ->check(CLI::IsMember({"f32", "bf16"}));
+    compile
+        ->add_option("--micro-batches", t.microBatches,
+                     "training: gradient accumulation; a step runs the forward and backward "
+                     "passes over N micro-batches of -b samples each (per replica), one after "
+                     "the other, and updates once (default 1)")
+        ->check(kPositive);
     compile
         ->add_option("-b,--batch-size", co.batchSize,
                      "rebind the inputs' batch dimension (dim 0); with --data-parallel -ws N, "

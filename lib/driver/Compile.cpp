@@ -33,6 +33,9 @@ bool partitioning(const CompileState& s) {
 bool planning(const CompileState& s) {
   return !s.o.estimateOnly;
 }
+bool bf16Kernels(const CompileState& s) {
+  return planning(s) && bf16(s);
+}
 
 } // namespace
 
@@ -42,6 +45,7 @@ const std::vector<CompileStage> kCompileStages = {
     {"calls", keepOrInlineCalls},
     // Before the training step is built, so the backward pass uses gelu's own gradient.
     {"raise-gelu"},
+    {"precision", lowerPrecision, bf16},
     {"train-step", buildTraining, training},
     {"canonicalize"},
     {"cse"},
@@ -49,10 +53,14 @@ const std::vector<CompileStage> kCompileStages = {
     {"signature", describeSignature},
     {"partition", partition, partitioning},
     {"grad-buckets", bucketGradients, partitioning},
+    // After the last CSE, which would merge the recomputed copies back.
+    {"recompute", recompute, training},
     // The last passes on the program the PEF runs, after the search (they change its layout
     // for the kernels, not its cost): rematerialize after any CSE, which would undo it.
     {"fold-product-transposes", nullptr, planning},
     {"rematerialize", nullptr, planning},
+    // The CPU runtime's kernels compute in f32 (and the estimate prices what it runs).
+    {"emulate-bf16", emulatePrecision, bf16Kernels},
     {"sections", formProgramSections},
     {"estimate", estimateStep},
     {"plan", planKernels, planning},

@@ -25,8 +25,10 @@ std::string utcNow() {
 
 // What `shardc run` needs of the training step: the optimizer's settings, as compiled.
 PefTraining trainingOf(const TrainOptions& t) {
-  return {t.loss,        t.optimizer, t.learningRate, t.momentum, t.nesterov,
-          t.weightDecay, t.beta1,     t.beta2,        t.epsilon};
+  PefTraining p{t.loss,        t.optimizer, t.learningRate, t.momentum, t.nesterov,
+                t.weightDecay, t.beta1,     t.beta2,        t.epsilon};
+  p.microBatches = t.microBatches;
+  return p;
 }
 
 // "all_reduce x3 all_gather x2", or "none".
@@ -64,7 +66,10 @@ void describeSignature(CompileState& s) {
   pef.compileArgs = o.commandLine;
   pef.createdUtc = utcNow();
   pef.mode = o.inference ? "inference" : "training";
-  if (!o.inference) pef.training = trainingOf(o.train);
+  if (!o.inference) {
+    pef.training = trainingOf(o.train);
+    pef.training->precision = o.precision;
+  }
   pef.arch = s.target.name;
   pef.optimizationLevel = "o" + std::to_string(s.sections.level);
   if (s.sections.level == 1)
@@ -110,6 +115,7 @@ void describeSignature(CompileState& s) {
 // program with its collectives; the cleanup passes the lowering calls for.
 void partition(CompileState& s) {
   Function& f = s.model();
+  if (!s.o.inference) s.setup->search.programVariants = recomputeVariants(recomputeMode(s.o));
   s.partitioned = partitionProgram(f, s.o.partition, *s.setup, s.target,
                                    [&](const std::string& line) { s.log.line(line); });
   Partitioned& part = *s.partitioned;

@@ -95,6 +95,15 @@ void buildTraining(CompileState& s);
 void describeSignature(CompileState& s);
 void partition(CompileState& s);
 void bucketGradients(CompileState& s);
+// CompilePrecision.cpp
+bool bf16(const CompileState& s); // --precision bf16
+void lowerPrecision(CompileState& s);
+void emulatePrecision(CompileState& s);
+// CompileRecompute.cpp
+std::string recomputeMode(const CompileOptions& o); // --recompute, with its default
+void recompute(CompileState& s);
+// What the search prices each plan with: the mode's rewrite, or for auto each mode in turn.
+std::vector<std::function<void(Function&)>> recomputeVariants(const std::string& mode);
 // CompileBackEnd.cpp
 void formProgramSections(CompileState& s);
 void estimateStep(CompileState& s);

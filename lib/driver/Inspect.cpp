@@ -160,9 +160,18 @@ PefSummary summarize(const LoadedPef& l) {
 }
 
 nlohmann::json trainingJson(const PefTraining& t) {
-  return {{"loss", t.loss},         {"optimizer", t.optimizer}, {"learning_rate", t.learningRate},
-          {"momentum", t.momentum}, {"nesterov", t.nesterov},   {"weight_decay", t.weightDecay},
-          {"beta1", t.beta1},       {"beta2", t.beta2},         {"epsilon", t.epsilon}};
+  return {{"loss", t.loss},
+          {"optimizer", t.optimizer},
+          {"learning_rate", t.learningRate},
+          {"momentum", t.momentum},
+          {"nesterov", t.nesterov},
+          {"weight_decay", t.weightDecay},
+          {"beta1", t.beta1},
+          {"beta2", t.beta2},
+          {"epsilon", t.epsilon},
+          {"recompute", t.recompute},
+          {"micro_batches", t.microBatches},
+          {"precision", t.precision}};
 }
 
 nlohmann::json planJson(const LoadedPef& l) {
@@ -304,7 +313,9 @@ void describeHeader(std::ostream& os, const LoadedPef& l, const std::string& pat
   if (p.training) {
     const PefTraining& t = *p.training;
     os << "  training: loss " << (t.loss.empty() ? "(the model's output)" : t.loss)
-       << ", optimizer " << t.optimizer << ", learning rate " << t.learningRate << "\n";
+       << ", optimizer " << t.optimizer << ", learning rate " << t.learningRate << ", precision "
+       << t.precision << ", recompute " << t.recompute << ", micro-batches " << t.microBatches
+       << "\n";
   }
   os << "  compile args:";
   for (const auto& a : p.compileArgs)

@@ -85,4 +85,20 @@ Op* Builder::create(std::string_view opName, std::vector<Value*> operands, AttrD
   return op;
 }
 
+std::unique_ptr<Module> cloneModule(const Module& m) {
+  auto copy = std::make_unique<Module>();
+  for (const auto& from : m.functions()) {
+    Function* to = copy->addFunction(from->name(), from->loc());
+    std::unordered_map<const Value*, Value*> map;
+    for (size_t i = 0; i < from->numArguments(); ++i) {
+      const Value* a = from->argument(i);
+      map[a] = to->addArgument(a->name(), a->type(), a->argKind());
+    }
+    Builder(*to).cloneOps(*from, map);
+    for (const FuncResult& r : from->results())
+      to->addResult(r.name, map.at(r.value), r.tiedArg);
+  }
+  return copy;
+}
+
 } // namespace shardc

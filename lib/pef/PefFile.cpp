@@ -4,6 +4,7 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
@@ -228,6 +229,9 @@ pef::Package toPackage(const Pef& in) {
     pt->set_beta1(t.beta1);
     pt->set_beta2(t.beta2);
     pt->set_epsilon(t.epsilon);
+    pt->set_recompute(t.recompute);
+    pt->set_micro_batches(t.microBatches);
+    pt->set_precision(t.precision);
   }
   for (const auto& [name, t] : in.weights) {
     auto* w = p.add_weights();
@@ -379,9 +383,18 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
   out.scalingFactors.assign(p.scaling_factors().begin(), p.scaling_factors().end());
   if (p.has_training()) {
     const auto& t = p.training();
-    out.training =
-        PefTraining{t.loss(),         t.optimizer(), t.learning_rate(), t.momentum(), t.nesterov(),
-                    t.weight_decay(), t.beta1(),     t.beta2(),         t.epsilon()};
+    out.training = PefTraining{t.loss(),
+                               t.optimizer(),
+                               t.learning_rate(),
+                               t.momentum(),
+                               t.nesterov(),
+                               t.weight_decay(),
+                               t.beta1(),
+                               t.beta2(),
+                               t.epsilon(),
+                               t.recompute().empty() ? "none" : t.recompute(),
+                               std::max<int64_t>(t.micro_batches(), 1),
+                               t.precision().empty() ? "f32" : t.precision()};
   }
   for (const auto& w : p.weights()) {
     PefTensor spec = fromProto(w.spec(), path);

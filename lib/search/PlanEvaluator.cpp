@@ -6,6 +6,7 @@
 #include "shardc/support/Error.h"
 #include "shardc/support/Stopwatch.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace shardc {
@@ -30,11 +31,16 @@ std::string PlanEvaluator::key(const ShardingPlan& fixed) const {
 PlanCost PlanEvaluator::lowerAndCost(const ShardingPlan& propagated) {
   PlanCost c;
   try {
-    Stopwatch lowering(times_.lowering);
-    SpmdProgram program = lowerer_.lower(propagated);
-    lowering.stop();
-    Stopwatch costing(times_.costModel);
-    CostReport r = model_.evaluate(program.function(), program.mesh);
+    CostReport r;
+    for (size_t v = 0; v < std::max<size_t>(variants_.size(), 1); ++v) {
+      Stopwatch lowering(times_.lowering);
+      SpmdProgram program = lowerer_.lower(propagated);
+      if (v < variants_.size()) variants_[v](*program.module->functions().front());
+      lowering.stop();
+      Stopwatch costing(times_.costModel);
+      r = model_.evaluate(program.function(), program.mesh);
+      if (r.fits()) break;
+    }
     c = {true, r.fits(), r.stepSeconds, r.memory.peak()};
     if (smallest_.peak() == 0 || c.peakBytes < smallest_.peak()) smallest_ = r.memory;
   } catch (const Error&) {

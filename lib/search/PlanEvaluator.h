@@ -13,8 +13,10 @@ namespace shardc {
 
 class PlanEvaluator {
 public:
-  PlanEvaluator(const Function& f, const CostModel& model)
-      : f_(f), model_(model), propagator_(f), lowerer_(f) {}
+  // `variants`: SearchParams::programVariants.
+  PlanEvaluator(const Function& f, const CostModel& model,
+                const std::vector<std::function<void(Function&)>>& variants = {})
+      : f_(f), model_(model), variants_(variants), propagator_(f), lowerer_(f) {}
 
   // `propagated` is `fixed` after the search's step-by-step propagation (decisions taken one
   // after another) from the current stage's root; cached by `fixed` within a stage.
@@ -38,6 +40,7 @@ private:
 
   const Function& f_;
   const CostModel& model_;
+  std::vector<std::function<void(Function&)>> variants_;
   ShardingPropagator propagator_;
   SpmdLowerer lowerer_;
   std::map<std::string, PlanCost> stateCache_, cache_;

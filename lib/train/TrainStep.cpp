@@ -5,6 +5,7 @@
 #include "shardc/support/Error.h"
 #include "shardc/train/Autodiff.h"
 
+#include "MicroBatches.h"
 #include "Optimizer.h"
 
 #include <cmath>
@@ -84,6 +85,8 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   require(o.beta2 >= 0 && o.beta2 < 1, "--beta2 must lie in [0, 1)", o.beta2);
   require(o.epsilon > 0, "--eps must be a positive number", o.epsilon);
   if (o.nesterov && o.momentum == 0) throw Error("--nesterov needs a --momentum above 0");
+  if (o.microBatches < 1)
+    throw Error("--micro-batches must be at least 1, got " + std::to_string(o.microBatches));
   TrainStepInfo info;
   std::vector<Value*> params;
   for (size_t i = 0; i < f.numArguments(); ++i) {
@@ -131,6 +134,19 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
   }
 
   std::vector<Value*> grads = buildGradients(f, loss, params, &calls);
+  if (o.microBatches > 1) {
+    if (!calls.empty())
+      throw Error("--micro-batches with calls kept as hypersections (--enable-hypersection) is "
+                  "not supported yet; compile without --enable-hypersection");
+    StepValues step{loss, grads, {}, carried};
+    for (const FuncResult& r : outputs)
+      if (r.value != loss) step.outputs.push_back(r);
+    accumulateMicroBatches(f, o.microBatches, step);
+    loss = step.loss;
+    grads = step.grads;
+    outputs = step.outputs;
+    carried = step.carried;
+  }
 
   std::vector<Update> paramUpdates, stateUpdates;
   auto addState = [&](const std::string& name, const TensorType& t) {

@@ -22,6 +22,11 @@ const std::vector<PassInfo>& allPasses() {
        "make a device's piece of an iota or of a constant whose pieces are all the same directly "
        "instead of slicing the whole one",
        localizeConstants},
+      {"bf16", "compute in bf16: every f32 operand read as bf16, the results cast back",
+       computeInBf16},
+      {"emulate-bf16",
+       "run bf16 ops on f32 kernels: bf16 operands widened per reader, results rounded to bf16",
+       emulateBf16},
   };
   return passes;
 }

@@ -23,6 +23,7 @@
 #include "shardc/sharding/Strategy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/train/Recompute.h"
 #include "shardc/train/TrainStep.h"
 #include "shardc/transforms/Passes.h"
 
@@ -60,6 +61,7 @@ struct Options {
   // the gradient buckets' size, and the sections to print.
   TrainOptions train;
   int64_t bucketBytes = int64_t(25) << 20;
+  std::string recompute = "full";
   int optLevel = -1; // --print-sections LEVEL
   std::string arch = "cpu";
 };
@@ -76,6 +78,8 @@ const StagePass kStagePasses[] = {
      [](Function& f, const Options& o) { buildTrainStep(f, o.train); }},
     {"grad-buckets", "merge the gradient all-reduces into buckets (--bucket-bytes)",
      [](Function& f, const Options& o) { bucketGradientReductions(f, o.bucketBytes); }},
+    {"recompute", "the backward pass recomputes activations (--recompute)",
+     [](Function& f, const Options& o) { recomputeActivations(f, *parseRecompute(o.recompute)); }},
 };
 
 // --print-sections: the phases and sections of the first function at a level, on a target.
@@ -351,11 +355,16 @@ int main(int argc, char** argv) {
   app.add_option(
       "-p,--passes", o.passes,
       "comma-separated passes to run in order (--list-passes): IR passes, verify, and the "
-      "compile stages train-step and grad-buckets");
+      "compile stages train-step, grad-buckets and recompute");
   app.add_option("--optimizer", o.train.optimizer, "train-step: sgd, adam or adamw (default sgd)");
   app.add_option("--loss", o.train.loss,
                  "train-step: cross-entropy or mse on result 0 (default: the scalar result)");
   app.add_option("--lr", o.train.learningRate, "train-step: learning rate (default 0.01)");
+  app.add_option("--micro-batches", o.train.microBatches,
+                 "train-step: gradient accumulation over N micro-batches (default 1)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--recompute", o.recompute, "recompute: none, selective or full (default full)")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
   app.add_option("--bucket-bytes", o.bucketBytes, "grad-buckets: bytes per bucket (default 25 MiB)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--print-sections", o.optLevel,

@@ -54,6 +54,8 @@ std::string formatSeconds(double seconds);
 struct MemoryCost {
   int64_t parameters = 0, optimizerState = 0, inputs = 0;
   int64_t activations = 0; // peak bytes of op results alive at once
+  // Of those, what a training step's forward pass keeps for its backward pass (Memory.h).
+  int64_t kept = 0;
   int64_t peak() const { return parameters + optimizerState + inputs + activations; }
 };
 

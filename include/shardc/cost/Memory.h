@@ -2,12 +2,35 @@
 // from the op that makes it to its last use; function results live to the end).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace shardc {
 class Function;
+class Op;
+class Value;
 
 // The most bytes of op results alive at once, arguments not counted.
 int64_t peakActivationBytes(const Function& f);
+
+// A training step's forward pass: every op its loss (result 0, as buildTrainStep lays the
+// step out) depends on, in program order. Its activations are the values that depend on a
+// data input; the others (weights' casts and transposes, masks from iotas) are static.
+struct ForwardPass {
+  std::vector<Op*> ops;
+  std::unordered_map<const Op*, size_t> index; // position in `ops`
+  std::unordered_set<const Value*> activations;
+  bool contains(const Op* op) const { return index.count(op) > 0; }
+  bool isActivation(const Value* v) const { return activations.count(v) > 0; }
+};
+ForwardPass forwardPass(const Function& f);
+
+// The most bytes alive at once of the forward pass's activations that ops outside it read:
+// what the forward pass keeps for the backward pass (0 for an inference program). With
+// micro-batches, one micro-batch's.
+int64_t keptActivationBytes(const Function& f);
 
 } // namespace shardc

@@ -67,6 +67,9 @@ struct CompileOptions {
   std::string optimizationRules;        // -o1: a rules file (default: shardc's own)
   std::vector<double> scalingFactors;   // --resources-scaling-factors: 3 or 4 in (0, 1]
   bool estimateOnly = false;            // plan and estimate, write nothing (no weights needed)
+  // --recompute none|selective|full|auto ("": auto with --auto-partition, else none).
+  std::string recompute;
+  std::string precision = "f32";        // --precision f32|bf16
   std::vector<std::string> commandLine; // recorded in the PEF
 };
 

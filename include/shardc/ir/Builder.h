@@ -47,4 +47,7 @@ private:
   Loc loc_;
 };
 
+// A copy of every function of `m`, op for op (for trying a rewrite on the side).
+std::unique_ptr<Module> cloneModule(const Module& m);
+
 } // namespace shardc

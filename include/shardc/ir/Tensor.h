@@ -5,6 +5,7 @@
 
 #include "shardc/ir/Types.h"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -62,7 +63,15 @@ void storeInt(uint8_t* p, DType t, int64_t i, int64_t v);
 // IEEE half and bfloat16 conversions, round to nearest even.
 uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
-uint16_t floatToBF16(float f);
-float bf16ToFloat(uint16_t b);
+// Inline: the compiled runtime's bf16 casts vectorize them.
+inline uint16_t floatToBF16(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u); // nan
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+inline float bf16ToFloat(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
 } // namespace shardc

@@ -64,6 +64,9 @@ struct PefTraining {
   double learningRate = 0, momentum = 0;
   bool nesterov = false;
   double weightDecay = 0, beta1 = 0, beta2 = 0, epsilon = 0;
+  std::string recompute = "none"; // none | selective | full
+  int64_t microBatches = 1;
+  std::string precision = "f32"; // f32 | bf16
 };
 
 struct Pef {

@@ -16,6 +16,7 @@
 #include "shardc/sharding/Plan.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ struct SearchParams {
   // Split an attention projection's head dimension only between whole heads (per piece of a
   // fused q|k|v): --compiler-mode nlp.
   bool headAware = false;
+  // Rewrites of each plan's per-device program before it is priced (activation
+  // recomputation): a plan costs its program rewritten by the first of them that fits, or by
+  // the last when none does. Empty: the program as lowered.
+  std::vector<std::function<void(Function&)>> programVariants;
 };
 
 // Arguments decided together; `args` in function order.

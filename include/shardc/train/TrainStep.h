@@ -24,6 +24,9 @@ struct TrainOptions {
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8; // adam, adamw
   // Parameters whose names match one of these shell-style patterns are not trained.
   std::vector<std::string> freeze;
+  // Gradient accumulation: a step runs the forward and backward passes over this many
+  // micro-batches of the model's batch, one after the other, and updates once.
+  int64_t microBatches = 1;
   bool initialState = true; // fill TrainStepInfo::optimizerState (off: shapes only)
 };
 

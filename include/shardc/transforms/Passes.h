@@ -41,6 +41,16 @@ bool foldProductTransposes(Function& f);
 // operands (a one-hot mask) its own copy of the ops that make it, so no kernel stores it.
 // The last pass before the executable plan: CSE would merge the copies again.
 bool rematerialize(Function& f);
+// --precision bf16: every f32 operand of an op is read as bf16 (one cast per value, before its
+// first reader), so the ops compute in bf16 and keep bf16 results; the function's results
+// keep their types (cast back), so a loss built on them is computed in f32. Run on the model
+// before the training step: autodiff then gives bf16 activation gradients and, through the
+// parameters' casts, f32 gradients of the f32 master weights.
+bool computeInBf16(Function& f);
+// For kernels that compute in f32: each op with bf16 operands or results (but casts) reads
+// f32 copies of its bf16 operands and rounds its results to bf16, so the values stored
+// between ops are those of a bf16 program whose ops compute internally in f32.
+bool emulateBf16(Function& f);
 // Replaces this device's piece (shard_slice) of an iota along another axis, or of a constant
 // that gives every device the same piece (all equal, or repeating along the sliced dim), by
 // that piece made directly: the SPMD lowering slices

@@ -1,0 +1,120 @@
+#include "MicroBatches.h"
+
+#include "shardc/ir/Builder.h"
+#include "shardc/support/Error.h"
+
+#include "Optimizer.h"
+
+namespace shardc {
+namespace {
+
+Shape withDims(const Shape& s, std::vector<int64_t> lead) {
+  lead.insert(lead.end(), s.begin() + 1, s.end());
+  return lead;
+}
+
+// Micro-batch i of `x` ([B * m, ...]): x seen as [B, m, ...], column i.
+Value* microBatch(Builder& b, Value* x, int64_t batch, int64_t m, int64_t i) {
+  const Shape& big = x->type().shape;
+  Shape split = withDims(big, {batch, m});
+  std::vector<int64_t> start(split.size(), 0), limit = split, stride(split.size(), 1);
+  start[1] = i;
+  limit[1] = i + 1;
+  Value* r = b.value("reshape", {x}, {{"shape", split}});
+  Value* s = b.value("slice", {r}, {{"start", start}, {"limit", limit}, {"stride", stride}});
+  return b.value("reshape", {s}, {{"shape", withDims(big, {batch})}});
+}
+
+// The micro-batches' pieces ([B, ...] each) back in sample order ([B * m, ...]).
+Value* join(Builder& b, const std::vector<Value*>& pieces, int64_t batch) {
+  const Shape& one = pieces[0]->type().shape;
+  std::vector<Value*> columns;
+  for (Value* p : pieces)
+    columns.push_back(b.value("reshape", {p}, {{"shape", withDims(one, {batch, 1})}}));
+  Value* c = b.value("concat", columns, {{"axis", int64_t{1}}});
+  return b.value("reshape", {c},
+                 {{"shape", withDims(one, {batch * static_cast<int64_t>(pieces.size())})}});
+}
+
+int64_t batchOf(Function& f, const StepValues& s, std::vector<Value*>& inputs) {
+  int64_t batch = -1;
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    Value* a = f.argument(i);
+    if (a->argKind() != ArgKind::Input) continue;
+    const TensorType& t = a->type();
+    if (t.rank() < 1 || (batch >= 0 && t.shape[0] != batch))
+      throw Error("--micro-batches splits every input along its first dimension (the batch" +
+                  (batch >= 0 ? ", " + std::to_string(batch) : std::string()) + "), but input '" +
+                  a->name() + "' is " + t.str());
+    batch = t.shape[0];
+    inputs.push_back(a);
+  }
+  if (inputs.empty()) throw Error("--micro-batches needs an input to split; the model has none");
+  for (const FuncResult& r : s.outputs)
+    if (r.value->type().rank() < 1 || r.value->type().shape[0] != batch)
+      throw Error("--micro-batches: output '" + r.name + "' (" + r.value->type().str() +
+                  ") does not have the batch (" + std::to_string(batch) +
+                  ") as its first dimension, so the micro-batches' values cannot be joined");
+  return batch;
+}
+
+} // namespace
+
+void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
+  std::vector<Value*> inputs;
+  int64_t batch = batchOf(f, s, inputs);
+  std::vector<Op*> body;
+  for (const auto& op : f.ops())
+    body.push_back(op.get());
+  Builder b(f);
+  if (!body.empty()) b.setInsertionPoint(body.front());
+  std::vector<Value*> firsts; // micro-batch 0 of each input, which `body` reads
+  for (Value* x : inputs) {
+    std::vector<Use> uses = x->uses();
+    x->setType(TensorType{x->type().dtype, withDims(x->type().shape, {batch * m})});
+    Value* first = microBatch(b, x, batch, m, 0);
+    firsts.push_back(first);
+    for (const Use& u : uses)
+      if (u.user)
+        u.user->setOperand(u.index, first);
+      else
+        f.setResultValue(u.index, first);
+  }
+  b.setInsertionPointToEnd();
+  Value* loss = s.loss;
+  std::vector<Value*> grads = s.grads;
+  std::vector<Value*> carried; // the first micro-batch's state updates, which the others copy
+  for (const FuncResult& r : s.carried)
+    carried.push_back(r.value);
+  std::vector<std::vector<Value*>> outputs;
+  for (const FuncResult& r : s.outputs)
+    outputs.push_back({r.value});
+  for (int64_t i = 1; i < m; ++i) {
+    std::unordered_map<const Value*, Value*> map;
+    for (size_t a = 0; a < f.numArguments(); ++a)
+      map[f.argument(a)] = f.argument(a);
+    for (size_t k = 0; k < inputs.size(); ++k)
+      map[firsts[k]] = microBatch(b, inputs[k], batch, m, i);
+    for (const FuncResult& r : s.carried) // the state the micro-batch before left
+      map[f.argument(static_cast<size_t>(r.tiedArg))] = r.value;
+    for (const Op* op : body)
+      b.clone(*op, map);
+    loss = b.value("add", {loss, map.at(s.loss)});
+    for (size_t k = 0; k < grads.size(); ++k)
+      if (grads[k]) grads[k] = b.value("add", {grads[k], map.at(s.grads[k])});
+    for (size_t k = 0; k < outputs.size(); ++k)
+      outputs[k].push_back(map.at(s.outputs[k].value));
+    for (size_t k = 0; k < carried.size(); ++k)
+      s.carried[k].value = map.at(carried[k]);
+  }
+  auto mean = [&](Value* sum) {
+    return b.value("div", {sum, scalarOf(b, sum->type().dtype, static_cast<double>(m))});
+  };
+  s.loss = mean(loss);
+  for (size_t k = 0; k < grads.size(); ++k)
+    if (grads[k]) s.grads[k] = mean(grads[k]);
+  for (size_t k = 0; k < outputs.size(); ++k)
+    s.outputs[k].value = join(b, outputs[k], batch);
+}
+
+} // namespace shardc

@@ -1,0 +1,111 @@
+// bf16 mixed precision: the program that computes in bf16 (computeInBf16), and the same
+// program on kernels that compute in f32 (emulateBf16).
+#include "shardc/ir/Builder.h"
+#include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
+#include "shardc/ops/OpRegistry.h"
+#include "shardc/support/Error.h"
+#include "shardc/transforms/Passes.h"
+
+#include <unordered_map>
+
+namespace shardc {
+namespace {
+
+Value* castTo(Builder& b, Value* v, DType t) {
+  return b.value(opname::kCast, {v}, {{"to", t}});
+}
+
+std::string where(const Op& op) {
+  return op.loc().line ? " at line " + std::to_string(op.loc().line) : "";
+}
+
+// Gives `op` the result types its shape rule infers from its operands as they are now.
+void reinferTypes(Op& op) {
+  std::vector<TensorType> in, out;
+  for (const Value* v : op.operands())
+    in.push_back(v->type());
+  AttrDict attrs = op.attrs();
+  std::string err = checkOp(op.def(), in, attrs, out);
+  if (!err.empty())
+    throw Error("--precision bf16: '" + op.name() + "'" + where(op) +
+                " does not take bf16 operands: " + err);
+  for (size_t r = 0; r < op.numResults(); ++r)
+    op.result(r)->setType(out[r]);
+}
+
+} // namespace
+
+bool computeInBf16(Function& f) {
+  std::vector<Op*> ops;
+  for (const auto& op : f.ops())
+    ops.push_back(op.get());
+  std::vector<DType> resultTypes;
+  for (const FuncResult& r : f.results())
+    resultTypes.push_back(r.value->type().dtype);
+  Builder b(f);
+  std::unordered_map<Value*, Value*> low; // an f32 value's bf16 copy, made before its first reader
+  bool changed = false;
+  for (Op* op : ops) {
+    if (op->def().callsFunction)
+      throw Error("--precision bf16 with calls kept as hypersections (--enable-hypersection) "
+                  "is not supported yet; '" +
+                  op->name() + "'" + where(*op) + " calls a function");
+    bool lowered = false;
+    for (size_t i = 0; i < op->numOperands(); ++i) {
+      Value* v = op->operand(i);
+      lowered = lowered || v->type().dtype == DType::BF16;
+      if (v->type().dtype != DType::F32) continue;
+      auto [it, fresh] = low.try_emplace(v, nullptr);
+      if (fresh) {
+        b.setInsertionPoint(op);
+        it->second = castTo(b, v, DType::BF16);
+      }
+      op->setOperand(i, it->second);
+      lowered = true;
+    }
+    if (lowered) reinferTypes(*op);
+    changed = changed || lowered;
+  }
+  // The outputs and the state updates keep their types: the loss is computed in f32 from them.
+  b.setInsertionPointToEnd();
+  for (size_t i = 0; i < f.results().size(); ++i) {
+    Value* v = f.results()[i].value;
+    if (v->type().dtype != resultTypes[i]) f.setResultValue(i, castTo(b, v, resultTypes[i]));
+  }
+  return changed;
+}
+
+bool emulateBf16(Function& f) {
+  std::vector<Op*> ops;
+  for (const auto& op : f.ops())
+    ops.push_back(op.get());
+  Builder b(f);
+  bool changed = false;
+  for (Op* op : ops) {
+    bool bf16 = false;
+    for (const Value* v : op->operands())
+      bf16 = bf16 || v->type().dtype == DType::BF16;
+    for (size_t r = 0; r < op->numResults(); ++r)
+      bf16 = bf16 || op->result(r)->type().dtype == DType::BF16;
+    if (!bf16 || op->name() == opname::kCast || op->def().callsFunction) continue;
+    // Widened per reader, so an f32 copy lives no longer than the op that reads it.
+    b.setInsertionPoint(op);
+    std::vector<Value*> operands;
+    for (Value* v : op->operands())
+      operands.push_back(v->type().dtype == DType::BF16 ? castTo(b, v, DType::F32) : v);
+    AttrDict attrs = op->attrs();
+    Op* wide = b.create(op->name(), operands, attrs);
+    for (size_t r = 0; r < op->numResults(); ++r) {
+      Value* v = wide->result(r);
+      if (op->result(r)->type().dtype == DType::BF16) v = castTo(b, v, DType::BF16);
+      v->setName(op->result(r)->name());
+      op->result(r)->replaceAllUsesWith(v);
+    }
+    f.eraseOp(op);
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace shardc
