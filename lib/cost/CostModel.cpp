@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <unordered_set>
 
 namespace shardc {
 namespace {
@@ -109,10 +110,13 @@ struct GroupTotals {
           leaves = leaves || (u.user && groupOfOp.at(u.user) != k);
         if (leaves)
           totals[static_cast<size_t>(k)].ioBytes += static_cast<double>(v->type().bytes());
+        else
+          onChip.insert(v);
       }
     }
   }
   int64_t of(size_t op) const { return op < effective.size() ? effective[op] : -1; }
+  std::unordered_set<const Value*> onChip; // made and read within one group only
 };
 
 class AnalyticCostModel : public CostModel {
@@ -215,7 +219,7 @@ public:
     r.collectives.insert(r.collectives.end(), called.collectives.begin(), called.collectives.end());
     r.overlapSeconds = t_.commOverlap * std::min(r.computeSeconds, r.commSeconds);
     r.stepSeconds = r.computeSeconds + r.commSeconds - r.overlapSeconds;
-    r.memory.activations = peakActivationBytes(f);
+    r.memory.activations = peakActivationBytes(f, &groups.onChip);
     r.memory.kept = keptActivationBytes(f);
     DType main = DType::F32;
     for (const auto& [dt, fl] : flopsByType)

@@ -7,7 +7,7 @@
 
 namespace shardc {
 
-int64_t peakActivationBytes(const Function& f) {
+int64_t peakActivationBytes(const Function& f, const std::unordered_set<const Value*>* onChip) {
   std::unordered_map<const Value*, size_t> lastUse; // op index of the last use
   size_t index = 0;
   for (const auto& op : f.ops()) {
@@ -23,6 +23,7 @@ int64_t peakActivationBytes(const Function& f) {
   for (const auto& op : f.ops()) {
     for (size_t r = 0; r < op->numResults(); ++r) {
       const Value* v = op->result(r);
+      if (onChip && onChip->count(v)) continue;
       live += v->type().bytes();
       auto it = lastUse.find(v);
       freedAfter[it == lastUse.end() ? index : it->second] += v->type().bytes();

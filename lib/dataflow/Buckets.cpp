@@ -118,4 +118,63 @@ int64_t bucketGradientReductions(Function& f, int64_t bucketBytes) {
   return replaced;
 }
 
+namespace {
+
+// `v` as a sum over a group: an all_reduce read only through a chain of reshapes and
+// transposes (which commute with the sum) ending in `v`, each read once; null if not.
+const Op* reducedThrough(const Value* v, std::vector<const Op*>& layout) {
+  layout.clear();
+  while (const Op* op = v->definingOp()) {
+    if (v->uses().size() != 1) return nullptr;
+    if (op->name() == opname::kAllReduce) {
+      std::reverse(layout.begin(), layout.end());
+      return op;
+    }
+    if (op->name() != opname::kReshape && op->name() != opname::kTranspose) return nullptr;
+    layout.push_back(op);
+    v = op->operand(0);
+  }
+  return nullptr;
+}
+
+// The reduction's operand through the same reshapes and transposes.
+Value* beforeReduction(Builder& b, const Op* reduction, const std::vector<const Op*>& layout) {
+  std::unordered_map<const Value*, Value*> map{{reduction->result(0), reduction->operand(0)}};
+  for (const Op* op : layout)
+    b.clone(*op, map);
+  return map.at(layout.empty() ? reduction->result(0) : layout.back()->result(0));
+}
+
+void eraseChain(Function& f, const Op* reduction, const std::vector<const Op*>& layout) {
+  for (auto it = layout.rbegin(); it != layout.rend(); ++it)
+    f.eraseOp(const_cast<Op*>(*it));
+  f.eraseOp(const_cast<Op*>(reduction));
+}
+
+} // namespace
+
+int64_t sinkReductionsIntoSums(Function& f) {
+  int64_t removed = 0;
+  Builder b(f);
+  std::vector<const Op*> xLayout, yLayout;
+  for (auto it = f.ops().begin(); it != f.ops().end();) {
+    Op* add = (it++)->get();
+    if (add->name() != opname::kAdd || add->operand(0)->type() != add->operand(1)->type()) continue;
+    const Op* x = reducedThrough(add->operand(0), xLayout);
+    const Op* y = x ? reducedThrough(add->operand(1), yLayout) : nullptr;
+    if (!y || x == y || !(x->attrs() == y->attrs())) continue;
+    b.setInsertionPoint(add);
+    Value* sum =
+        b.value(opname::kAdd, {beforeReduction(b, x, xLayout), beforeReduction(b, y, yLayout)});
+    Value* reduced = b.create(opname::kAllReduce, {sum}, x->attrs())->result(0);
+    reduced->setName(add->result(0)->name());
+    add->result(0)->replaceAllUsesWith(reduced);
+    f.eraseOp(add);
+    eraseChain(f, x, xLayout);
+    eraseChain(f, y, yLayout);
+    ++removed;
+  }
+  return removed;
+}
+
 } // namespace shardc

@@ -136,6 +136,9 @@ void partition(CompileState& s) {
 }
 
 void bucketGradients(CompileState& s) {
+  if (int64_t sunk = sinkReductionsIntoSums(s.program()))
+    s.log.line("gradient reduction: " + std::to_string(sunk) +
+               " all-reduces of summed micro-batch gradients replaced by one of their sum");
   auto bucket = static_cast<int64_t>(s.o.gradBucketMiB.value_or(25) * (1 << 20));
   if (bucket == 0)
     s.log.line("gradient reduction: one all-reduce per gradient (--grad-bucket-mib 0)");

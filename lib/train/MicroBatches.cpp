@@ -5,6 +5,8 @@
 
 #include "Optimizer.h"
 
+#include <unordered_set>
+
 namespace shardc {
 namespace {
 
@@ -63,26 +65,38 @@ int64_t batchOf(Function& f, const StepValues& s, std::vector<Value*>& inputs) {
 void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
   std::vector<Value*> inputs;
   int64_t batch = batchOf(f, s, inputs);
-  std::vector<Op*> body;
+  std::unordered_map<const Op*, size_t> position;
   for (const auto& op : f.ops())
-    body.push_back(op.get());
+    position[op.get()] = position.size();
   Builder b(f);
-  if (!body.empty()) b.setInsertionPoint(body.front());
-  std::vector<Value*> firsts; // micro-batch 0 of each input, which `body` reads
+  // Micro-batch 0 of each input, sliced right before its first reader (a slice made earlier
+  // would keep a value alive across the forward pass); the other micro-batches copy these
+  // slices with their own column.
+  std::unordered_set<const Op*> slices;
   for (Value* x : inputs) {
     std::vector<Use> uses = x->uses();
     x->setType(TensorType{x->type().dtype, withDims(x->type().shape, {batch * m})});
-    Value* first = microBatch(b, x, batch, m, 0);
-    firsts.push_back(first);
+    if (uses.empty()) continue;
+    Op* first = nullptr;
+    for (const Use& u : uses)
+      if (u.user && (!first || position.at(u.user) < position.at(first))) first = u.user;
+    if (first)
+      b.setInsertionPoint(first);
+    else
+      b.setInsertionPointToEnd();
+    Value* piece = microBatch(b, x, batch, m, 0);
+    slices.insert(piece->definingOp()->operand(0)->definingOp());
     for (const Use& u : uses)
       if (u.user)
-        u.user->setOperand(u.index, first);
+        u.user->setOperand(u.index, piece);
       else
-        f.setResultValue(u.index, first);
+        f.setResultValue(u.index, piece);
   }
+  std::vector<Op*> body;
+  for (const auto& op : f.ops())
+    body.push_back(op.get());
   b.setInsertionPointToEnd();
-  Value* loss = s.loss;
-  std::vector<Value*> grads = s.grads;
+  std::vector<Value*> losses{s.loss}, grads = s.grads;
   std::vector<Value*> carried; // the first micro-batch's state updates, which the others copy
   for (const FuncResult& r : s.carried)
     carried.push_back(r.value);
@@ -93,13 +107,19 @@ void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
     std::unordered_map<const Value*, Value*> map;
     for (size_t a = 0; a < f.numArguments(); ++a)
       map[f.argument(a)] = f.argument(a);
-    for (size_t k = 0; k < inputs.size(); ++k)
-      map[firsts[k]] = microBatch(b, inputs[k], batch, m, i);
     for (const FuncResult& r : s.carried) // the state the micro-batch before left
       map[f.argument(static_cast<size_t>(r.tiedArg))] = r.value;
-    for (const Op* op : body)
-      b.clone(*op, map);
-    loss = b.value("add", {loss, map.at(s.loss)});
+    for (const Op* op : body) {
+      Op* copy = b.clone(*op, map);
+      if (!slices.count(op)) continue;
+      std::vector<int64_t> start = op->attrs().getInts("start"),
+                           limit = op->attrs().getInts("limit");
+      start[1] = i;
+      limit[1] = i + 1;
+      copy->attrs().set("start", start);
+      copy->attrs().set("limit", limit);
+    }
+    losses.push_back(map.at(s.loss));
     for (size_t k = 0; k < grads.size(); ++k)
       if (grads[k]) grads[k] = b.value("add", {grads[k], map.at(s.grads[k])});
     for (size_t k = 0; k < outputs.size(); ++k)
@@ -110,6 +130,11 @@ void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
   auto mean = [&](Value* sum) {
     return b.value("div", {sum, scalarOf(b, sum->type().dtype, static_cast<double>(m))});
   };
+  // The losses are summed after the last micro-batch, so that no forward op follows a
+  // micro-batch's backward pass but the next micro-batch's.
+  Value* loss = losses[0];
+  for (size_t i = 1; i < losses.size(); ++i)
+    loss = b.value("add", {loss, losses[i]});
   s.loss = mean(loss);
   for (size_t k = 0; k < grads.size(); ++k)
     if (grads[k]) s.grads[k] = mean(grads[k]);

@@ -7,6 +7,8 @@
 #include "shardc/ops/OpNames.h"
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 
 namespace shardc {
 namespace {
@@ -19,12 +21,40 @@ struct Cut {
   Value* value; // the one activation crossing it
 };
 
-// Where exactly one activation flows from the forward ops before to those after.
-std::vector<Cut> singleValueCuts(const ForwardPass& fw) {
+// Per forward op, its round: micro-batches (gradient accumulation) run the forward pass once
+// per round, each followed by its backward pass (ops outside the forward pass that read data:
+// an activation, or what such ops made).
+std::vector<size_t> roundsOf(const Function& f, const ForwardPass& fw) {
+  std::vector<size_t> rounds;
+  std::unordered_set<const Value*> backward;
+  size_t round = 0;
+  bool afterBackward = false;
+  for (const auto& op : f.ops()) {
+    if (fw.contains(op.get())) {
+      if (afterBackward) ++round;
+      rounds.push_back(round);
+      afterBackward = false;
+      continue;
+    }
+    bool data = false;
+    for (const Value* v : op->operands())
+      data = data || fw.isActivation(v) || backward.count(v);
+    if (!data) continue;
+    for (size_t r = 0; r < op->numResults(); ++r)
+      backward.insert(op->result(r));
+    afterBackward = true;
+  }
+  return rounds;
+}
+
+// Where exactly one activation flows from the forward ops before to those after, within a
+// round (a micro-batch's loss and outputs, read where the micro-batches are summed and
+// joined, do not count).
+std::vector<Cut> singleValueCuts(const ForwardPass& fw, const std::vector<size_t>& rounds) {
   std::unordered_map<const Value*, size_t> lastRead;
   for (size_t i = 0; i < fw.ops.size(); ++i)
     for (const Value* v : fw.ops[i]->operands())
-      if (fw.isActivation(v)) lastRead[v] = i;
+      if (fw.isActivation(v) && rounds[fw.index.at(v->definingOp())] == rounds[i]) lastRead[v] = i;
   std::vector<Cut> cuts;
   std::unordered_set<Value*> crossing;
   for (size_t i = 0; i + 1 < fw.ops.size(); ++i) {
@@ -34,22 +64,26 @@ std::vector<Cut> singleValueCuts(const ForwardPass& fw) {
         crossing.insert(op->result(r));
     for (Value* v : op->operands())
       if (auto it = lastRead.find(v); it != lastRead.end() && it->second == i) crossing.erase(v);
-    if (crossing.size() == 1) cuts.push_back({i + 1, *crossing.begin()});
+    // One cut per value: static ops (casts of weights, masks) between its readers add none.
+    if (crossing.size() == 1 && (cuts.empty() || cuts.back().value != *crossing.begin()))
+      cuts.push_back({i + 1, *crossing.begin()});
   }
   return cuts;
 }
 
 // The cuts that start a repetition of the forward pass's repeated part (one per layer): the
-// op names between consecutive cuts, taken as one word per stretch, repeat with some period p
-// over the layers; every p-th cut from the first repeated stretch on. Without a repetition,
-// every cut.
+// names of the ops that make activations between consecutive cuts, taken as one word per
+// stretch, repeat with some period p over the layers (static ops are left out: CSE keeps a
+// constant the layers share in the first of them); every p-th cut from the first repeated
+// stretch on. Without a repetition, every cut.
 std::vector<Cut> layerCuts(const ForwardPass& fw, const std::vector<Cut>& cuts) {
   if (cuts.size() < 3) return cuts;
   std::vector<std::string> words;
   for (size_t j = 0; j + 1 < cuts.size(); ++j) {
     std::string w;
     for (size_t i = cuts[j].at; i < cuts[j + 1].at; ++i)
-      w += fw.ops[i]->name() + ",";
+      if (fw.ops[i]->numResults() && fw.isActivation(fw.ops[i]->result(0)))
+        w += fw.ops[i]->name() + ",";
     words.push_back(std::move(w));
   }
   size_t n = words.size(), period = 0, best = 0;
@@ -239,17 +273,31 @@ RecomputeSummary recomputeActivations(Function& f, Recompute mode) {
     for (const std::vector<Op*>& core : attentionCores(fw))
       rc.recompute(core, {}, summary);
   } else {
-    std::vector<Cut> cuts = layerCuts(fw, singleValueCuts(fw));
+    std::vector<size_t> rounds = roundsOf(f, fw);
+    // The layers' period is found per round: micro-batches repeat the whole forward pass.
+    std::vector<Cut> cuts, all = singleValueCuts(fw, rounds);
+    for (auto from = all.begin(); from != all.end();) {
+      auto to = std::find_if(from, all.end(),
+                             [&](const Cut& c) { return rounds[c.at] != rounds[from->at]; });
+      std::vector<Cut> layers = layerCuts(fw, std::vector<Cut>(from, to));
+      cuts.insert(cuts.end(), layers.begin(), layers.end());
+      from = to;
+    }
     std::unordered_set<const Value*> checkpoints;
-    for (const Cut& c : cuts)
-      checkpoints.insert(c.value);
-    // The stretches before each checkpoint's cut; the last one (to the loss) stays kept.
-    size_t from = 0;
+    std::set<size_t> bounds{0, fw.ops.size()}; // of the stretches: checkpoints, rounds
     for (const Cut& c : cuts) {
+      checkpoints.insert(c.value);
+      bounds.insert(c.at);
+    }
+    for (size_t i = 1; i < fw.ops.size(); ++i)
+      if (rounds[i] != rounds[i - 1]) bounds.insert(i);
+    // Each stretch, but the last of each round (to its loss: its backward runs first).
+    for (auto b = bounds.begin(); std::next(b) != bounds.end(); ++b) {
+      size_t from = *b, to = *std::next(b);
+      if (to == fw.ops.size() || rounds[to] != rounds[from]) continue;
       std::vector<Op*> region(fw.ops.begin() + static_cast<std::ptrdiff_t>(from),
-                              fw.ops.begin() + static_cast<std::ptrdiff_t>(c.at));
+                              fw.ops.begin() + static_cast<std::ptrdiff_t>(to));
       rc.recompute(region, checkpoints, summary);
-      from = c.at;
     }
   }
   summary.keptAfter = keptActivationBytes(f);

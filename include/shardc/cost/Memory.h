@@ -13,8 +13,11 @@ class Function;
 class Op;
 class Value;
 
-// The most bytes of op results alive at once, arguments not counted.
-int64_t peakActivationBytes(const Function& f);
+// The most bytes of op results alive at once, arguments not counted. `onChip` (optional):
+// values a fused group keeps to itself (made and read within one section or kernel), which
+// never take device memory.
+int64_t peakActivationBytes(const Function& f,
+                            const std::unordered_set<const Value*>* onChip = nullptr);
 
 // A training step's forward pass: every op its loss (result 0, as buildTrainStep lays the
 // step out) depends on, in program order. Its activations are the values that depend on a

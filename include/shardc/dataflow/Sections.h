@@ -44,6 +44,12 @@ std::vector<Phase> opPhases(const Function& f);
 // `bucketBytes`, reduced once and split back. Returns how many all-reduces were merged.
 int64_t bucketGradientReductions(Function& f, int64_t bucketBytes);
 
+// Rewrites add(all_reduce(a), all_reduce(b)) over one group, each reduction read by the add
+// alone (through reshapes and transposes), as all_reduce(add(a, b)) (a sum is linear): gradient
+// accumulation's sum of the micro-batches' gradients then reduces once, after the last micro-batch.
+// Returns how many all-reduces it removed.
+int64_t sinkReductionsIntoSums(Function& f);
+
 struct Section {
   Phase phase = Phase::Forward;
   int64_t firstOp = 0, numOps = 0; // a contiguous run of ops in program order
