@@ -122,7 +122,7 @@ def table(a, shardc, out):
 
 
 def layer_memory(a, shardc, out):
-    """Kept activations of one layer: a 2-layer model's less a 1-layer model's, per mode."""
+    """Kept activations of one layer: a 3-layer model's less a 2-layer model's, per mode."""
     print("\nactivations one layer keeps for its backward pass (bf16), per GPU, against "
           "Korthikanti et al.: s b h (10 + 24/t + 5 a s/(h t)) without recomputation, the "
           "5 a s/(h t) term gone with selective, 2 s b h with full; shardc's model has no "
@@ -139,7 +139,7 @@ def layer_memory(a, shardc, out):
             s, h = SEQ, hidden
             for mode in ("none", "selective", "full"):
                 kept = []
-                for layers in (1, 2):
+                for layers in (2, 3):
                     model = os.path.join(out, f"{name}-L{layers}.ir")
                     write_model(model, layers, hidden, heads, b)
                     flags = ["--recompute", mode]

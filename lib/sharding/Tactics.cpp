@@ -45,6 +45,7 @@ ShardingPlan trialBase(const Function& f, const Mesh& mesh) {
 // reading of a stacked weight). `lead` is 1 for a stacked one.
 const Value* paramOf(const Value* v, int64_t& lead) {
   lead = 0;
+  if (const Op* c = v->definingOp(); c && c->name() == opname::kCast) v = c->operand(0);
   if (const Op* r = v->definingOp(); r && r->name() == opname::kReshape) {
     const Op* s = r->operand(0)->definingOp();
     const Value* p = s && s->name() == opname::kSlice ? s->operand(0) : nullptr;
@@ -161,6 +162,9 @@ bool lastDimUses(const TensorSharding& s, const std::string& axis) {
 // A parameter's use, or where a stacked parameter is read: through each step's slice and
 // reshape.
 std::vector<Use> readsOf(const Use& use) {
+  // A cast's readers (the bf16 copy of an f32 master weight) read the parameter.
+  if (use.user && use.user->name() == opname::kCast)
+    return {use.user->result(0)->uses().begin(), use.user->result(0)->uses().end()};
   std::vector<Use> reads{use};
   if (use.user && use.user->name() == opname::kSlice && use.user->result(0)->uses().size() == 1) {
     const Op* reshape = use.user->result(0)->uses()[0].user;
