@@ -61,7 +61,8 @@ def estimate(shardc, model, flags):
                        capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if r.returncode:
-        raise SystemExit(f"compile failed ({' '.join(flags)}):\n{r.stderr[-3000:]}")
+        errors = [line for line in r.stderr.splitlines() if "error:" in line]
+        return {"error": errors[-1][:200] if errors else r.stderr[-200:], "compile": seconds}
     text = r.stdout
     chose = re.findall(r"recompute (\w+)( \(auto\))?:", r.stderr)
     return {"step": quantity(text, r"step"), "memory": quantity(text, r"memory per device:"),
@@ -89,6 +90,8 @@ def paper_plan(shardc, out, row):
         m = per_replica // micro
         e = estimate(shardc, model, plan_flags(tp, dp) + ["--recompute", "full",
                                                           "--micro-batches", str(m)])
+        if "error" in e:
+            raise SystemExit(f"{name}: the paper's plan does not compile: {e['error']}")
         e.update(micro=micro, micro_batches=m, model=model)
         if e["fits"] or micro == 1:
             return e
@@ -113,9 +116,12 @@ def table(a, shardc, out):
                                               f"data={dp},model={tp}", "--search-budget",
                                               a.search_budget, "--micro-batches",
                                               str(e["micro_batches"])])
-            st = paper_flops(batch, layers, hidden) / gpus / s["step"] / 1e12
-            line += (f" | {st:>7.1f} {s['memory'] / 2**30:>6.1f}GiB{'' if s['fits'] else '!'} "
-                     f"{s['recompute']:>9} {s['compile']:>7.1f}s")
+            if "error" in s:
+                line += f" | none found ({s['compile']:.1f}s): {s['error']}"
+            else:
+                st = paper_flops(batch, layers, hidden) / gpus / s["step"] / 1e12
+                line += (f" | {st:>7.1f} {s['memory'] / 2**30:>6.1f}GiB"
+                         f"{'' if s['fits'] else '!'} {s['recompute']:>9} {s['compile']:>7.1f}s")
         print(line, flush=True)
     print("paper, plan, search: TFLOP/s per GPU (paper: measured; plan, search: predicted); "
           "memory: predicted peak per GPU (! = over 80 GB); micro: micro-batches x samples")
@@ -145,7 +151,10 @@ def layer_memory(a, shardc, out):
                     flags = ["--recompute", mode]
                     if t > 1:
                         flags += ["--tensor-parallel", "weight", "--n-chips", str(t)]
-                    kept.append(estimate(shardc, model, flags)["kept"])
+                    e = estimate(shardc, model, flags)
+                    if "error" in e:
+                        raise SystemExit(f"{name}: {e['error']}")
+                    kept.append(e["kept"])
                 per_layer = kept[1] - kept[0]
                 quad = 5 * heads * s / (h * t)
                 with_dropout = {"none": s * b * h * (10 + 24 / t + quad),
