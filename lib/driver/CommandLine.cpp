@@ -177,11 +177,12 @@ struct Commands {
     compile->add_option("--freeze", t.freeze,
                         "do not train parameters matching this shell pattern (repeatable)");
     compile
-        ->add_option("--recompute", co.recompute,
-                     "training: activations the backward pass recomputes instead of keeping: "
-                     "none, selective (the attention core), full (all but one checkpoint per "
-                     "layer) or auto (the cheapest that fits; default with --auto-partition, "
-                     "else none)")
+        ->add_option(
+            "--recompute", co.recompute,
+            "training: activations the backward pass recomputes instead of keeping: "
+            "none, selective (the attention core), full (everything but one "
+            "checkpoint per layer) or auto (the cheapest that fits; default with --auto-partition, "
+            "else none)")
         ->check(CLI::IsMember({"none", "selective", "full", "auto"}));
     compile
         ->add_option("--precision", co.precision,
