@@ -14,9 +14,10 @@ namespace {
 Recompute chooseRecompute(CompileState& s) {
   auto model = makeAnalyticCostModel(s.target);
   for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
-    std::unique_ptr<Module> copy = cloneModule(s.programModule());
-    Function& f = *copy->functions()[0];
-    recomputeActivations(f, r);
+    // none leaves the program as it is: priced without a copy.
+    std::unique_ptr<Module> copy = r == Recompute::None ? nullptr : cloneModule(s.programModule());
+    Function& f = copy ? *copy->functions()[0] : s.program();
+    if (copy) recomputeActivations(f, r);
     CostReport c = model->evaluate(f, s.mesh);
     s.log.line(std::string("recompute auto: ") + recomputeName(r) + " gives a step of " +
                formatSeconds(c.stepSeconds) + " in " +
