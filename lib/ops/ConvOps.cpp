@@ -1,4 +1,5 @@
 // 2-D convolution over NCHW tensors and its two backward ops. pads = [top, left, bottom, right].
+#include "ConvLoops.h"
 #include "GradUtil.h"
 #include "OpFamilies.h"
 #include "OpUtil.h"
@@ -17,34 +18,6 @@ std::vector<AttrSpec> convAttrs() {
   auto a = windowAttrs();
   a.push_back({"groups", AttrKind::Int, Attr(1)});
   return a;
-}
-
-// Calls f(o, xi, wi) for every product x[xi] * w[wi] that adds to out[o] in conv2d of x
-// [N,C,H,W] and w [F,C/groups,KH,KW] into out [N,F,OH,OW] (flat row-major indices), in the
-// forward kernel's summation order. The backward kernels run the same loop and scatter.
-template <typename Fn>
-void forEachTap(const Shape& xs, const Shape& ws, const Shape& os, const AttrDict& attrs, Fn&& f) {
-  Window win;
-  readWindow(attrs, ws[2], ws[3], win);
-  int64_t cpg = ws[1], fpg = ws[0] / attrs.getInt("groups");
-  size_t o = 0;
-  for (int64_t n = 0; n < os[0]; ++n)
-    for (int64_t fi = 0; fi < os[1]; ++fi) {
-      int64_t c0 = (fi / fpg) * cpg;
-      for (int64_t oy = 0; oy < os[2]; ++oy)
-        for (int64_t ox = 0; ox < os[3]; ++ox, ++o)
-          for (int64_t c = 0; c < cpg; ++c)
-            for (int64_t ky = 0; ky < ws[2]; ++ky) {
-              int64_t iy = win.row(oy, ky);
-              if (iy < 0 || iy >= xs[2]) continue;
-              for (int64_t kx = 0; kx < ws[3]; ++kx) {
-                int64_t ix = win.col(ox, kx);
-                if (ix < 0 || ix >= xs[3]) continue;
-                f(o, static_cast<size_t>(((n * xs[1] + c0 + c) * xs[2] + iy) * xs[3] + ix),
-                  static_cast<size_t>(((fi * cpg + c) * ws[2] + ky) * ws[3] + kx));
-              }
-            }
-    }
 }
 
 std::string convOperands(const TensorType& x, const TensorType& w) {
@@ -124,15 +97,10 @@ void registerConv2d(OpRegistry& r) {
   d.kernel = [](const KernelArgs& a) {
     const Tensor &xt = *a.inputs[0], &wt = *a.inputs[1];
     const Shape& os = a.resultTypes[0].shape;
-    std::vector<double> x = xt.toDoubles(), w = wt.toDoubles(), out(static_cast<size_t>(numel(os)));
-    if (a.inputs.size() > 2) { // the bias first: the sum starts from it
-      std::vector<double> bias = a.inputs[2]->toDoubles();
-      int64_t plane = os[2] * os[3];
-      for (size_t o = 0; o < out.size(); ++o)
-        out[o] = bias[static_cast<size_t>((static_cast<int64_t>(o) / plane) % os[1])];
-    }
-    forEachTap(xt.shape(), wt.shape(), os, a.attrs,
-               [&](size_t o, size_t xi, size_t wi) { out[o] += x[xi] * w[wi]; });
+    std::vector<double> x = xt.toDoubles(), w = wt.toDoubles(), bias;
+    if (a.inputs.size() > 2) bias = a.inputs[2]->toDoubles();
+    std::vector<double> out = convForward(convDims(xt.shape(), wt.shape(), os, a.attrs), x.data(),
+                                          w.data(), bias.empty() ? nullptr : bias.data());
     return std::vector<Tensor>{Tensor::fromDoubles(a.resultTypes[0], out)};
   };
   // dx and dw are the two backward ops; the bias gradient sums dy over all but channels.
@@ -186,10 +154,9 @@ void registerConv2dBackwardInput(OpRegistry& r) {
   d.kernel = [](const KernelArgs& a) {
     const Tensor &dyt = *a.inputs[0], &wt = *a.inputs[1];
     const TensorType& rt = a.resultTypes[0];
-    std::vector<double> dy = dyt.toDoubles(), w = wt.toDoubles(),
-                        dx(static_cast<size_t>(rt.numel()));
-    forEachTap(rt.shape, wt.shape(), dyt.shape(), a.attrs,
-               [&](size_t o, size_t xi, size_t wi) { dx[xi] += dy[o] * w[wi]; });
+    std::vector<double> dy = dyt.toDoubles(), w = wt.toDoubles();
+    std::vector<double> dx = convBackwardInput(convDims(rt.shape, wt.shape(), dyt.shape(), a.attrs),
+                                               dy.data(), w.data());
     return std::vector<Tensor>{Tensor::fromDoubles(rt, dx)};
   };
   d.gradient = [](const GradArgs& a) {
@@ -237,10 +204,9 @@ void registerConv2dBackwardFilter(OpRegistry& r) {
   d.kernel = [](const KernelArgs& a) {
     const Tensor &xt = *a.inputs[0], &dyt = *a.inputs[1];
     const TensorType& rt = a.resultTypes[0];
-    std::vector<double> x = xt.toDoubles(), dy = dyt.toDoubles(),
-                        dw(static_cast<size_t>(rt.numel()));
-    forEachTap(xt.shape(), rt.shape, dyt.shape(), a.attrs,
-               [&](size_t o, size_t xi, size_t wi) { dw[wi] += x[xi] * dy[o]; });
+    std::vector<double> x = xt.toDoubles(), dy = dyt.toDoubles();
+    std::vector<double> dw = convBackwardFilter(
+        convDims(xt.shape(), rt.shape, dyt.shape(), a.attrs), x.data(), dy.data());
     return std::vector<Tensor>{Tensor::fromDoubles(rt, dw)};
   };
   d.gradient = [](const GradArgs& a) {
