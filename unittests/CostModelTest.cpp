@@ -1,4 +1,5 @@
 #include "shardc/cost/CostModel.h"
+#include "shardc/cost/Memory.h"
 
 #include "TestUtil.h"
 #include "shardc/ir/IR.h"
@@ -161,7 +162,7 @@ func @step(input %x: f32[4,8], param %w: f32[8,2], opt_state %v: f32[8,2]) -> (l
   return %loss, %w2, %v2
 })");
   // y 32 | y+loss 36, y dies | loss+xt 132 | +ones 164 | +gw 228, xt and ones die: 68 |
-  // +v2 132, gw dies: 68 | +lr 72 | +step 136, lr dies: 132 | +w2 196.
+  // v2 into v's buffer, gw dies: 4 | +lr 8 | +step 72, lr dies: 68 | w2 into w's buffer.
   ASSERT_TRUE(m);
   CostReport r = makeAnalyticCostModel(testTarget())->evaluate(*m->functions()[0], Mesh());
   EXPECT_EQ(r.memory.activations, 228);
@@ -170,6 +171,25 @@ func @step(input %x: f32[4,8], param %w: f32[8,2], opt_state %v: f32[8,2]) -> (l
   EXPECT_EQ(r.memory.optimizerState, 64);
   EXPECT_EQ(r.memory.peak(), 228 + 128 + 64 + 64);
   EXPECT_TRUE(r.fits());
+}
+
+// An update goes into its argument's buffer when nothing reads the argument after it.
+TEST(CostModelTest, UpdatesTakeTheirArgumentsBuffers) {
+  auto m = testing::parseIR(R"(
+func @inPlace(input %x: f32[16], param %w: f32[16]) -> (loss: f32[], w2: f32[16] tied %w) {
+  %w2 = sub(%w, %x) : f32[16]
+  %loss = reduce_sum(%x) {axes = [0]} : f32[]
+  return %loss, %w2
+}
+func @readAfter(input %x: f32[16], param %w: f32[16]) -> (loss: f32[], w2: f32[16] tied %w) {
+  %w2 = sub(%w, %x) : f32[16]
+  %late = add(%w, %x) : f32[16]
+  %loss = reduce_sum(%late) {axes = [0]} : f32[]
+  return %loss, %w2
+})");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(peakActivationBytes(*m->functions()[0]), 4);
+  EXPECT_EQ(peakActivationBytes(*m->functions()[1]), 64 + 64 + 4);
 }
 
 TEST(CostModelTest, CollectivesInAProgramAreCounted) {

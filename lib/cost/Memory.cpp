@@ -15,15 +15,36 @@ int64_t peakActivationBytes(const Function& f, const std::unordered_set<const Va
       lastUse[v] = index;
     ++index;
   }
-  for (const FuncResult& r : f.results())
+  std::unordered_map<const Value*, size_t> defined;
+  index = 0;
+  for (const auto& op : f.ops()) {
+    for (size_t r = 0; r < op->numResults(); ++r)
+      defined[op->result(r)] = index;
+    ++index;
+  }
+  // An updated parameter or optimizer state is written into its argument's buffer when the
+  // argument is not read after the op that makes it (as the compiled runtime places it).
+  std::unordered_map<const Value*, int> timesTied;
+  for (const FuncResult& r : f.results()) {
     lastUse[r.value] = index; // alive to the end
+    timesTied[r.value] += r.tiedArg >= 0;
+  }
+  std::unordered_set<const Value*> inPlace;
+  for (const FuncResult& r : f.results()) {
+    if (r.tiedArg < 0 || timesTied[r.value] != 1 || !defined.count(r.value)) continue;
+    const Value* arg = f.argument(static_cast<size_t>(r.tiedArg));
+    auto use = lastUse.find(arg);
+    if (arg->type() == r.value->type() &&
+        (use == lastUse.end() || use->second <= defined.at(r.value)))
+      inPlace.insert(r.value);
+  }
   std::vector<int64_t> freedAfter(index + 1, 0);
   int64_t live = 0, peak = 0;
   index = 0;
   for (const auto& op : f.ops()) {
     for (size_t r = 0; r < op->numResults(); ++r) {
       const Value* v = op->result(r);
-      if (onChip && onChip->count(v)) continue;
+      if ((onChip && onChip->count(v)) || inPlace.count(v)) continue;
       live += v->type().bytes();
       auto it = lastUse.find(v);
       freedAfter[it == lastUse.end() ? index : it->second] += v->type().bytes();

@@ -120,8 +120,16 @@ int64_t bucketGradientReductions(Function& f, int64_t bucketBytes) {
 
 namespace {
 
-// `v` as a sum over a group: an all_reduce read only through a chain of reshapes and
-// transposes (which commute with the sum) ending in `v`, each read once; null if not.
+// A cast from a float type to one at least as wide: summing after it, rather than before,
+// only adds precision (a bf16 gradient of an f32 parameter is then reduced in f32).
+bool wideningCast(const Op& op) {
+  DType from = op.operand(0)->type().dtype, to = op.result(0)->type().dtype;
+  return op.name() == opname::kCast && isFloat(from) && isFloat(to) &&
+         dtypeSize(to) >= dtypeSize(from);
+}
+
+// `v` as a sum over a group: an all_reduce read only through a chain of reshapes, transposes
+// and widening casts (which commute with the sum) ending in `v`, each read once; null if not.
 const Op* reducedThrough(const Value* v, std::vector<const Op*>& layout) {
   layout.clear();
   while (const Op* op = v->definingOp()) {
@@ -130,7 +138,8 @@ const Op* reducedThrough(const Value* v, std::vector<const Op*>& layout) {
       std::reverse(layout.begin(), layout.end());
       return op;
     }
-    if (op->name() != opname::kReshape && op->name() != opname::kTranspose) return nullptr;
+    if (op->name() != opname::kReshape && op->name() != opname::kTranspose && !wideningCast(*op))
+      return nullptr;
     layout.push_back(op);
     v = op->operand(0);
   }

@@ -238,14 +238,18 @@ std::vector<int64_t> scheduleByPhase(Function& f, const std::vector<Phase>& phas
   std::vector<int64_t> round(n, 0);
   for (size_t i = 1; i < n; ++i)
     round[i] = round[i - 1] + (phases[i] == Phase::Forward && phases[i - 1] != Phase::Forward);
+  // An update-phase op before the last round adds a micro-batch's gradient to the running sum:
+  // it runs in place among the backward ops, so that each gradient is summed as it is made.
+  auto phaseOf = [&](size_t i) {
+    return phases[i] == Phase::Optimizer && round[i] < round[n - 1] ? Phase::Backward : phases[i];
+  };
   // round, phase, not hoisted, place, node (a sunk reshape's node is less than its reader's)
   using Key = std::tuple<int64_t, Phase, bool, int64_t, int64_t>;
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> ready;
   auto push = [&](int64_t nd) {
-    int64_t first = members[static_cast<size_t>(nd)].front();
-    bool hoisted = nd >= static_cast<int64_t>(g) && fromConstants[static_cast<size_t>(first)];
-    ready.emplace(round[static_cast<size_t>(first)], phases[static_cast<size_t>(first)], !hoisted,
-                  place[static_cast<size_t>(first)], nd);
+    size_t first = static_cast<size_t>(members[static_cast<size_t>(nd)].front());
+    bool hoisted = nd >= static_cast<int64_t>(g) && fromConstants[first];
+    ready.emplace(round[first], phaseOf(first), !hoisted, place[first], nd);
   };
   for (size_t nd = 0; nd < g + n; ++nd)
     if (!members[nd].empty() && waiting[nd] == 0) push(static_cast<int64_t>(nd));

@@ -5,6 +5,7 @@
 
 #include "Optimizer.h"
 
+#include <iterator>
 #include <unordered_set>
 
 namespace shardc {
@@ -36,6 +37,35 @@ Value* join(Builder& b, const std::vector<Value*>& pieces, int64_t batch) {
   Value* c = b.value("concat", columns, {{"axis", int64_t{1}}});
   return b.value("reshape", {c},
                  {{"shape", withDims(one, {batch * static_cast<int64_t>(pieces.size())})}});
+}
+
+// Moves `op` right after the last op before it that makes one of its operands, so that it
+// runs as soon as it can (the op that finishes a gradient, a reshape say, may come long after
+// the op computing it).
+void hoist(Function& f, Op* op) {
+  std::unordered_set<const Op*> makers;
+  for (const Value* v : op->operands())
+    if (const Op* d = v->definingOp()) makers.insert(d);
+  auto at = f.position(op);
+  while (at != f.ops().begin()) {
+    auto before = std::prev(at);
+    if (makers.count(before->get())) break;
+    at = before;
+  }
+  f.ops().splice(at, f.ops(), f.position(op));
+}
+
+// Hoists the ops that finish gradient `g`: its defining op and the chain of single-use ops
+// above it, the highest first.
+void hoistGradient(Function& f, Value* g) {
+  std::vector<Op*> chain;
+  for (Op* op = g->definingOp(); op;) {
+    chain.push_back(op);
+    if (op->numOperands() != 1 || op->operand(0)->uses().size() != 1) break;
+    op = op->operand(0)->definingOp();
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    hoist(f, *it);
 }
 
 int64_t batchOf(Function& f, const StepValues& s, std::vector<Value*>& inputs) {
@@ -120,8 +150,20 @@ void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
       copy->attrs().set("limit", limit);
     }
     losses.push_back(map.at(s.loss));
-    for (size_t k = 0; k < grads.size(); ++k)
-      if (grads[k]) grads[k] = b.value("add", {grads[k], map.at(s.grads[k])});
+    // Each gradient joins the running sum as soon as it is made, so that a micro-batch's
+    // gradients never live all at once beside the sum.
+    for (size_t k = 0; k < grads.size(); ++k) {
+      if (!grads[k]) continue;
+      Value* g = map.at(s.grads[k]);
+      if (Op* def = g->definingOp()) {
+        hoistGradient(f, g);
+        b.setInsertionPointAfter(def);
+      } else {
+        b.setInsertionPointToEnd();
+      }
+      grads[k] = b.value("add", {grads[k], g});
+    }
+    b.setInsertionPointToEnd();
     for (size_t k = 0; k < outputs.size(); ++k)
       outputs[k].push_back(map.at(s.outputs[k].value));
     for (size_t k = 0; k < carried.size(); ++k)

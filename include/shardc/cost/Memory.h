@@ -1,5 +1,6 @@
-// Memory of a program as it runs in order (the reference interpreter's policy: a value lives
-// from the op that makes it to its last use; function results live to the end).
+// Memory of a program as it runs in order: a value lives from the op that makes it to its
+// last use; function results live to the end, but an updated parameter or state goes into its
+// argument's buffer when nothing reads the argument later (as the compiled runtime does).
 #pragma once
 
 #include <cstddef>

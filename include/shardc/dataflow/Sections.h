@@ -45,8 +45,9 @@ std::vector<Phase> opPhases(const Function& f);
 int64_t bucketGradientReductions(Function& f, int64_t bucketBytes);
 
 // Rewrites add(all_reduce(a), all_reduce(b)) over one group, each reduction read by the add
-// alone (through reshapes and transposes), as all_reduce(add(a, b)) (a sum is linear): gradient
-// accumulation's sum of the micro-batches' gradients then reduces once, after the last micro-batch.
+// alone (through reshapes, transposes and widening casts), as all_reduce(add(a, b)) (a sum is
+// linear): gradient accumulation's sum of the micro-batches' gradients then reduces once, after
+// the last micro-batch, and in f32 where bf16 gradients are cast to f32 parameters' type.
 // Returns how many all-reduces it removed.
 int64_t sinkReductionsIntoSums(Function& f);
 

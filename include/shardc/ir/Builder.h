@@ -3,6 +3,7 @@
 
 #include "shardc/ir/IR.h"
 
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -15,6 +16,7 @@ public:
 
   void setInsertionPointToEnd() { pos_ = f_.ops().end(); }
   void setInsertionPoint(Op* before) { pos_ = f_.position(before); }
+  void setInsertionPointAfter(Op* op) { pos_ = std::next(f_.position(op)); }
   void setLoc(Loc loc) { loc_ = loc; }
   Function& function() { return f_; }
 
