@@ -10,6 +10,9 @@ config.suffixes = [".ir", ".test"]
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.shardc_obj_root, "test")
+# test/.lit_test_times.txt holds each test's seconds in a release run: a fresh build folder has
+# no times of its own, and lit then reads these to start the slowest tests first, so that the
+# workers finish together (refresh it from build/test/.lit_test_times.txt).
 
 config.environment["PATH"] = os.pathsep.join(
     [config.shardc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])

@@ -115,14 +115,18 @@ void describeSignature(CompileState& s) {
 // program with its collectives; the cleanup passes the lowering calls for.
 void partition(CompileState& s) {
   Function& f = s.model();
+  auto clean = [](Function& g) {
+    for (const char* passName : {"localize-constants", "cse", "dce"})
+      findPass(passName)->run(g);
+  };
+  s.setup->search.cleanLowered = clean;
   if (!s.o.inference) s.setup->search.programVariants = recomputeVariants(recomputeMode(s.o));
   s.partitioned = partitionProgram(f, s.o.partition, *s.setup, s.target,
                                    [&](const std::string& line) { s.log.line(line); });
   Partitioned& part = *s.partitioned;
   Function& local = s.program();
-  for (const char* passName : {"localize-constants", "cse", "dce"})
-    for (const auto& g : part.program.module->functions())
-      findPass(passName)->run(*g);
+  for (const auto& g : part.program.module->functions())
+    clean(*g);
   s.pef.searchJson = std::move(part.searchJson);
   s.mesh = part.plan.mesh();
   for (const MeshAxis& a : s.mesh.axes())

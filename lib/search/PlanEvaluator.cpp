@@ -35,6 +35,9 @@ PlanCost PlanEvaluator::lowerAndCost(const ShardingPlan& propagated) {
     for (size_t v = 0; v < std::max<size_t>(variants_.size(), 1); ++v) {
       Stopwatch lowering(times_.lowering);
       SpmdProgram program = lowerer_.lower(propagated);
+      if (clean_)
+        for (const auto& g : program.module->functions())
+          clean_(*g);
       if (v < variants_.size()) variants_[v](*program.module->functions().front());
       lowering.stop();
       Stopwatch costing(times_.costModel);

@@ -13,10 +13,12 @@ namespace shardc {
 
 class PlanEvaluator {
 public:
-  // `variants`: SearchParams::programVariants.
+  // `clean`, `variants`: SearchParams::cleanLowered and programVariants.
   PlanEvaluator(const Function& f, const CostModel& model,
+                std::function<void(Function&)> clean = {},
                 const std::vector<std::function<void(Function&)>>& variants = {})
-      : f_(f), model_(model), variants_(variants), propagator_(f), lowerer_(f) {}
+      : f_(f), model_(model), clean_(std::move(clean)), variants_(variants), propagator_(f),
+        lowerer_(f) {}
 
   // `propagated` is `fixed` after the search's step-by-step propagation (decisions taken one
   // after another) from the current stage's root; cached by `fixed` within a stage.
@@ -40,6 +42,7 @@ private:
 
   const Function& f_;
   const CostModel& model_;
+  std::function<void(Function&)> clean_;
   std::vector<std::function<void(Function&)>> variants_;
   ShardingPropagator propagator_;
   SpmdLowerer lowerer_;

@@ -56,6 +56,10 @@ struct SearchParams {
   // Split an attention projection's head dimension only between whole heads (per piece of a
   // fused q|k|v): --compiler-mode nlp.
   bool headAware = false;
+  // The cleanup the compile runs on each lowered per-device program (the constants the
+  // lowering slices made locally, CSE, DCE), run before pricing it so that the search prices
+  // the program the compile will build. Empty: none.
+  std::function<void(Function&)> cleanLowered;
   // Rewrites of each plan's per-device program before it is priced (activation
   // recomputation): a plan costs its program rewritten by the first of them that fits, or by
   // the last when none does. Empty: the program as lowered.
