@@ -4,7 +4,10 @@ Training on GPU Clusters", Table 1) planned by shardc from shapes alone on the a
 per row, the paper's measured TFLOP/s per GPU against shardc's prediction for the paper's
 plan (--precision bf16 --recompute full, the paper's tensor-parallel degree, the rest data
 parallel, the fewest micro-batches that fit 80 GB) and for the plan --auto-partition finds on
-the same mesh (recomputation left to it), memory per GPU, compile times; then the activations
+the same mesh (recomputation left to it), memory per GPU, compile times. The predictions are
+at -o3 (whole-graph fusion, as shardc would compile for the target); the paper's plan is also
+priced at -o0 (every op its own kernel, reading and writing HBM), a bound for eager kernels.
+Then the activations
 one layer keeps for its backward pass against Korthikanti et al.'s formulas (MLSys'23).
 
 TFLOP/s per GPU counts the paper's FLOPs per iteration, 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
@@ -94,12 +97,15 @@ def paper_plan(shardc, out, row):
             raise SystemExit(f"{name}: the paper's plan does not compile: {e['error']}")
         e.update(micro=micro, micro_batches=m, model=model)
         if e["fits"] or micro == 1:
+            # The same plan with every op its own kernel, each reading and writing HBM.
+            e["eager"] = estimate(shardc, model, plan_flags(tp, dp) + [
+                "--recompute", "full", "--micro-batches", str(m), "-o0"])
             return e
         micro //= 2
 
 
 def table(a, shardc, out):
-    print(f"{'row':>6} {'paper':>7} {'plan':>7} {'diff':>6} {'memory':>9} {'micro':>9} "
+    print(f"{'row':>6} {'paper':>7} {'plan':>7} {'diff':>6} {'-o0':>7} {'memory':>9} {'micro':>9} "
           f"{'compile':>8} | {'search':>7} {'memory':>9} {'recompute':>9} {'compile':>8}")
     for row in ROWS:
         if row[0] not in a.rows:
@@ -107,7 +113,11 @@ def table(a, shardc, out):
         name, heads, hidden, layers, tp, gpus, batch, measured = row
         e = paper_plan(shardc, out, row)
         tflops = paper_flops(batch, layers, hidden) / gpus / e["step"] / 1e12
+        eager = e["eager"]
+        eager = (f"{paper_flops(batch, layers, hidden) / gpus / eager['step'] / 1e12:>7.1f}"
+                 if "step" in eager else f"{'-':>7}")
         line = (f"{name:>6} {measured:>7.0f} {tflops:>7.1f} {100 * (tflops / measured - 1):>+5.0f}% "
+                f"{eager} "
                 f"{e['memory'] / 2**30:>6.1f}GiB{'' if e['fits'] else '!'} "
                 f"{e['micro_batches']:>3}x{e['micro']:<5} {e['compile']:>7.1f}s")
         if a.search:
@@ -123,8 +133,9 @@ def table(a, shardc, out):
                 line += (f" | {st:>7.1f} {s['memory'] / 2**30:>6.1f}GiB"
                          f"{'' if s['fits'] else '!'} {s['recompute']:>9} {s['compile']:>7.1f}s")
         print(line, flush=True)
-    print("paper, plan, search: TFLOP/s per GPU (paper: measured; plan, search: predicted); "
-          "memory: predicted peak per GPU (! = over 80 GB); micro: micro-batches x samples")
+    print("paper, plan, search: TFLOP/s per GPU (paper: measured; plan, search: predicted at "
+          "-o3, whole-graph fusion); -o0: the plan with every op its own kernel; memory: "
+          "predicted peak per GPU (! = over 80 GB); micro: micro-batches x samples")
 
 
 def layer_memory(a, shardc, out):

@@ -75,6 +75,12 @@ void formProgramSections(CompileState& s) {
   s.log.line("sections at -o" + std::to_string(s.sections.level) + " for " + s.target.name);
 }
 
+CostReport priceAsCompiled(const CompileState& s, Function& f, const Mesh& mesh) {
+  std::vector<Section> sections = formSections(f, s.target, s.sections, [](const std::string&) {});
+  std::vector<int64_t> groups = costGroups(s.target, f, sections);
+  return makeAnalyticCostModel(s.target)->evaluate(f, mesh, &groups);
+}
+
 // The cost model's estimate of one step, priced on the program before its hypersections become
 // calls (a body costs what its instances do).
 void estimateStep(CompileState& s) {

@@ -42,6 +42,14 @@ std::string collectiveCounts(const Function& f) {
   return counts.empty() ? "none" : counts;
 }
 
+// The gradient reduction's rewrites: each micro-batch sum reduced once, then the reductions
+// merged into buckets of --grad-bucket-mib. How many all-reduces each removed.
+std::pair<int64_t, int64_t> reduceGradients(const CompileState& s, Function& f) {
+  int64_t sunk = sinkReductionsIntoSums(f);
+  auto bucket = static_cast<int64_t>(s.o.gradBucketMiB.value_or(25) * (1 << 20));
+  return {sunk, bucket == 0 ? 0 : bucketGradientReductions(f, bucket)};
+}
+
 } // namespace
 
 void buildTraining(CompileState& s) {
@@ -119,7 +127,14 @@ void partition(CompileState& s) {
     for (const char* passName : {"localize-constants", "cse", "dce"})
       findPass(passName)->run(g);
   };
-  s.setup->search.cleanLowered = clean;
+  // The search prices each plan's program after the stages up to recompute, in sections.
+  s.setup->search.cleanLowered = [&s, clean](Function& g) {
+    clean(g);
+    if (!s.o.inference) reduceGradients(s, g);
+  };
+  s.setup->search.price = [&s](Function& g, const Mesh& mesh) {
+    return priceAsCompiled(s, g, mesh);
+  };
   if (!s.o.inference) s.setup->search.programVariants = recomputeVariants(recomputeMode(s.o));
   s.partitioned = partitionProgram(f, s.o.partition, *s.setup, s.target,
                                    [&](const std::string& line) { s.log.line(line); });
@@ -140,13 +155,14 @@ void partition(CompileState& s) {
 }
 
 void bucketGradients(CompileState& s) {
-  if (int64_t sunk = sinkReductionsIntoSums(s.program()))
+  auto [sunk, merged] = reduceGradients(s, s.program());
+  if (sunk)
     s.log.line("gradient reduction: " + std::to_string(sunk) +
                " all-reduces of summed micro-batch gradients replaced by one of their sum");
   auto bucket = static_cast<int64_t>(s.o.gradBucketMiB.value_or(25) * (1 << 20));
   if (bucket == 0)
     s.log.line("gradient reduction: one all-reduce per gradient (--grad-bucket-mib 0)");
-  else if (int64_t merged = bucketGradientReductions(s.program(), bucket))
+  else if (merged)
     s.log.line("gradient reduction: " + std::to_string(merged) +
                " all-reduces merged into buckets of up to " +
                formatBytes(static_cast<double>(bucket)));

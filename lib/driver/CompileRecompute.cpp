@@ -9,16 +9,15 @@
 namespace shardc {
 namespace {
 
-// auto: the cheapest mode whose step fits the target's memory by the cost model, each tried on
-// a copy of the program; full when none fits (the memory stage then says by how much).
+// auto: the cheapest mode whose step fits the target's memory as the estimate prices it (in
+// sections), each tried on a copy of the program; full when none fits (the memory stage then
+// says by how much).
 Recompute chooseRecompute(CompileState& s) {
-  auto model = makeAnalyticCostModel(s.target);
   for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
-    // none leaves the program as it is: priced without a copy.
-    std::unique_ptr<Module> copy = r == Recompute::None ? nullptr : cloneModule(s.programModule());
-    Function& f = copy ? *copy->functions()[0] : s.program();
-    if (copy) recomputeActivations(f, r);
-    CostReport c = model->evaluate(f, s.mesh);
+    std::unique_ptr<Module> copy = cloneModule(s.programModule());
+    Function& f = *copy->functions()[0];
+    recomputeActivations(f, r);
+    CostReport c = priceAsCompiled(s, f, s.mesh);
     s.log.line(std::string("recompute auto: ") + recomputeName(r) + " gives a step of " +
                formatSeconds(c.stepSeconds) + " in " +
                formatBytes(static_cast<double>(c.memory.peak())) + " per device" +

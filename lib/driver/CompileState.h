@@ -105,6 +105,9 @@ void recompute(CompileState& s);
 // What the search prices each plan with: the mode's rewrite, or for auto each mode in turn.
 std::vector<std::function<void(Function&)>> recomputeVariants(const std::string& mode);
 // CompileBackEnd.cpp
+// One step of per-device program `f` on `mesh` as the sections and estimate stages price it:
+// cut into sections, which reorders `f`, then priced section by section.
+CostReport priceAsCompiled(const CompileState& s, Function& f, const Mesh& mesh);
 void formProgramSections(CompileState& s);
 void estimateStep(CompileState& s);
 void planKernels(CompileState& s);

@@ -38,10 +38,11 @@ PlanCost PlanEvaluator::lowerAndCost(const ShardingPlan& propagated) {
       if (clean_)
         for (const auto& g : program.module->functions())
           clean_(*g);
-      if (v < variants_.size()) variants_[v](*program.module->functions().front());
+      Function& local = *program.module->functions().front();
+      if (v < variants_.size()) variants_[v](local);
       lowering.stop();
       Stopwatch costing(times_.costModel);
-      r = model_.evaluate(program.function(), program.mesh);
+      r = price_ ? price_(local, program.mesh) : model_.evaluate(local, program.mesh);
       if (r.fits()) break;
     }
     c = {true, r.fits(), r.stepSeconds, r.memory.peak()};

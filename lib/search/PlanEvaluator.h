@@ -13,12 +13,10 @@ namespace shardc {
 
 class PlanEvaluator {
 public:
-  // `clean`, `variants`: SearchParams::cleanLowered and programVariants.
-  PlanEvaluator(const Function& f, const CostModel& model,
-                std::function<void(Function&)> clean = {},
-                const std::vector<std::function<void(Function&)>>& variants = {})
-      : f_(f), model_(model), clean_(std::move(clean)), variants_(variants), propagator_(f),
-        lowerer_(f) {}
+  // `params`: its cleanLowered, price and programVariants.
+  PlanEvaluator(const Function& f, const CostModel& model, const SearchParams& params = {})
+      : f_(f), model_(model), clean_(params.cleanLowered), price_(params.price),
+        variants_(params.programVariants), propagator_(f), lowerer_(f) {}
 
   // `propagated` is `fixed` after the search's step-by-step propagation (decisions taken one
   // after another) from the current stage's root; cached by `fixed` within a stage.
@@ -43,6 +41,7 @@ private:
   const Function& f_;
   const CostModel& model_;
   std::function<void(Function&)> clean_;
+  std::function<CostReport(Function&, const Mesh&)> price_;
   std::vector<std::function<void(Function&)>> variants_;
   ShardingPropagator propagator_;
   SpmdLowerer lowerer_;

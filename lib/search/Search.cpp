@@ -183,7 +183,7 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   auto start = Clock::now();
   Stopwatch total(r.times.total);
   r.groups = groupArguments(f, fixed, params.signatureDepth);
-  PlanEvaluator evaluator(f, model, params.cleanLowered, params.programVariants);
+  PlanEvaluator evaluator(f, model, params);
   SearchSpace space(f, r.groups, evaluator.propagator(), evaluator.times().propagation,
                     params.headAware);
   for (size_t g = 0; g < r.groups.size() && params.headAware; ++g)

@@ -23,6 +23,7 @@
 
 namespace shardc {
 class CostModel;
+struct CostReport;
 class Function;
 class Value;
 
@@ -56,10 +57,14 @@ struct SearchParams {
   // Split an attention projection's head dimension only between whole heads (per piece of a
   // fused q|k|v): --compiler-mode nlp.
   bool headAware = false;
-  // The cleanup the compile runs on each lowered per-device program (the constants the
-  // lowering slices made locally, CSE, DCE), run before pricing it so that the search prices
-  // the program the compile will build. Empty: none.
+  // What the compile does to each lowered per-device program before its recompute stage (the
+  // constants the lowering slices made locally, CSE, DCE, the gradient reduction's buckets),
+  // run before pricing it, so that the search prices the program the compile will build.
+  // Empty: nothing.
   std::function<void(Function&)> cleanLowered;
+  // Prices a per-device program as the compile will (in sections, which may reorder it).
+  // Empty: the search's cost model on the program as it is.
+  std::function<CostReport(Function&, const Mesh&)> price;
   // Rewrites of each plan's per-device program before it is priced (activation
   // recomputation): a plan costs its program rewritten by the first of them that fits, or by
   // the last when none does. Empty: the program as lowered.
