@@ -63,6 +63,16 @@ void forEachUnfolded(const ConvDims& d, int64_t img, int64_t g, int64_t p0, int6
   }
 }
 
+// Calls f(img, g, p0, np) for every block of at most kBlock output positions p0 .. p0+np-1 of
+// every image and group.
+template <typename Fn> void forEachBlock(const ConvDims& d, Fn&& f) {
+  const int64_t P = d.oh * d.ow;
+  for (int64_t img = 0; img < d.n; ++img)
+    for (int64_t g = 0; g < d.groups; ++g)
+      for (int64_t p0 = 0; p0 < P; p0 += kBlock)
+        f(img, g, p0, std::min(kBlock, P - p0));
+}
+
 } // namespace
 
 ConvDims convDims(const Shape& xs, const Shape& ws, const Shape& os, const AttrDict& attrs) {
@@ -83,16 +93,13 @@ std::vector<double> convForward(const ConvDims& d, const double* x, const double
     for (int64_t i = 0; i < d.n * d.f; ++i)
       std::fill_n(out.begin() + i * P, P, bias[i % d.f]);
   std::vector<double> col(static_cast<size_t>(K * std::min(P, kBlock)));
-  for (int64_t img = 0; img < d.n; ++img)
-    for (int64_t g = 0; g < d.groups; ++g)
-      for (int64_t p0 = 0; p0 < P; p0 += kBlock) {
-        int64_t np = std::min(kBlock, P - p0);
-        forEachUnfolded(d, img, g, p0, np, [&](int64_t tap, int64_t j, int64_t xi) {
-          col[static_cast<size_t>(tap * np + j)] = xi < 0 ? 0.0 : x[xi];
-        });
-        gemmAcc(d.fpg, np, K, w + g * d.fpg * K, K, col.data(), np,
-                out.data() + (img * d.f + g * d.fpg) * P + p0, P);
-      }
+  forEachBlock(d, [&](int64_t img, int64_t g, int64_t p0, int64_t np) {
+    forEachUnfolded(d, img, g, p0, np, [&](int64_t tap, int64_t j, int64_t xi) {
+      col[static_cast<size_t>(tap * np + j)] = xi < 0 ? 0.0 : x[xi];
+    });
+    gemmAcc(d.fpg, np, K, w + g * d.fpg * K, K, col.data(), np,
+            out.data() + (img * d.f + g * d.fpg) * P + p0, P);
+  });
   return out;
 }
 
@@ -106,17 +113,14 @@ std::vector<double> convBackwardInput(const ConvDims& d, const double* dy, const
       for (int64_t t = 0; t < K; ++t)
         wt[static_cast<size_t>((g * K + t) * d.fpg + fi)] = w[(g * d.fpg + fi) * K + t];
   std::vector<double> dcol(static_cast<size_t>(K * std::min(P, kBlock)));
-  for (int64_t img = 0; img < d.n; ++img)
-    for (int64_t g = 0; g < d.groups; ++g)
-      for (int64_t p0 = 0; p0 < P; p0 += kBlock) {
-        int64_t np = std::min(kBlock, P - p0);
-        std::fill(dcol.begin(), dcol.end(), 0.0);
-        gemmAcc(K, np, d.fpg, wt.data() + g * K * d.fpg, d.fpg,
-                dy + (img * d.f + g * d.fpg) * P + p0, P, dcol.data(), np);
-        forEachUnfolded(d, img, g, p0, np, [&](int64_t tap, int64_t j, int64_t xi) {
-          if (xi >= 0) dx[static_cast<size_t>(xi)] += dcol[static_cast<size_t>(tap * np + j)];
-        });
-      }
+  forEachBlock(d, [&](int64_t img, int64_t g, int64_t p0, int64_t np) {
+    std::fill(dcol.begin(), dcol.end(), 0.0);
+    gemmAcc(K, np, d.fpg, wt.data() + g * K * d.fpg, d.fpg, dy + (img * d.f + g * d.fpg) * P + p0,
+            P, dcol.data(), np);
+    forEachUnfolded(d, img, g, p0, np, [&](int64_t tap, int64_t j, int64_t xi) {
+      if (xi >= 0) dx[static_cast<size_t>(xi)] += dcol[static_cast<size_t>(tap * np + j)];
+    });
+  });
   return dx;
 }
 
@@ -125,16 +129,13 @@ std::vector<double> convBackwardFilter(const ConvDims& d, const double* x, const
   std::vector<double> dw(static_cast<size_t>(d.f * K));
   // The unfolded input transposed ([positions][taps]), so that dw += dy colT runs as gemmAcc.
   std::vector<double> colT(static_cast<size_t>(K * std::min(P, kBlock)));
-  for (int64_t img = 0; img < d.n; ++img)
-    for (int64_t g = 0; g < d.groups; ++g)
-      for (int64_t p0 = 0; p0 < P; p0 += kBlock) {
-        int64_t np = std::min(kBlock, P - p0);
-        forEachUnfolded(d, img, g, p0, np, [&](int64_t tap, int64_t j, int64_t xi) {
-          colT[static_cast<size_t>(j * K + tap)] = xi < 0 ? 0.0 : x[xi];
-        });
-        gemmAcc(d.fpg, K, np, dy + (img * d.f + g * d.fpg) * P + p0, P, colT.data(), K,
-                dw.data() + g * d.fpg * K, K);
-      }
+  forEachBlock(d, [&](int64_t img, int64_t g, int64_t p0, int64_t np) {
+    forEachUnfolded(d, img, g, p0, np, [&](int64_t tap, int64_t j, int64_t xi) {
+      colT[static_cast<size_t>(j * K + tap)] = xi < 0 ? 0.0 : x[xi];
+    });
+    gemmAcc(d.fpg, K, np, dy + (img * d.f + g * d.fpg) * P + p0, P, colT.data(), K,
+            dw.data() + g * d.fpg * K, K);
+  });
   return dw;
 }
 
