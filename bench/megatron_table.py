@@ -4,9 +4,11 @@ Training on GPU Clusters", Table 1) planned by shardc from shapes alone on the a
 per row, the paper's measured TFLOP/s per GPU against shardc's prediction for the paper's
 plan (--precision bf16 --recompute full, the paper's tensor-parallel degree, the rest data
 parallel, the fewest micro-batches that fit 80 GB) and for the plan --auto-partition finds on
-the same mesh (recomputation left to it), memory per GPU, compile times. The predictions are
-at -o3 (whole-graph fusion, as shardc would compile for the target); the paper's plan is also
-priced at -o0 (every op its own kernel, reading and writing HBM), a bound for eager kernels.
+the same mesh (recomputation left to it), memory per GPU, compile times. The paper's plan is
+priced three ways: on the paper's own kernels (-o1 with rules/megatron.yaml: every matrix
+product its own kernel, the element-wise and row work between two fused), fused whole (-o3, as
+shardc compiles for the target), and with every op its own kernel reading and writing HBM
+(-o0).
 Then the activations
 one layer keeps for its backward pass against Korthikanti et al.'s formulas (MLSys'23).
 
@@ -32,6 +34,8 @@ SEQ, VOCAB = 2048, 51200
 # name, heads, hidden, layers, tensor parallel, GPUs, global batch, measured TFLOP/s per GPU
 ROWS = [("1.7B", 24, 2304, 24, 1, 32, 512, 137), ("3.6B", 32, 3072, 30, 2, 64, 512, 138),
         ("7.5B", 32, 4096, 36, 4, 128, 512, 142), ("18.4B", 48, 6144, 40, 8, 256, 1024, 135)]
+MEGATRON_RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "rules",
+                              "megatron.yaml")
 UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
          "us": 1e-6, "ms": 1e-3, "s": 1}
 
@@ -97,29 +101,38 @@ def paper_plan(shardc, out, row):
             raise SystemExit(f"{name}: the paper's plan does not compile: {e['error']}")
         e.update(micro=micro, micro_batches=m, model=model)
         if e["fits"] or micro == 1:
-            # The same plan with every op its own kernel, each reading and writing HBM.
-            e["eager"] = estimate(shardc, model, plan_flags(tp, dp) + [
-                "--recompute", "full", "--micro-batches", str(m), "-o0"])
+            same = plan_flags(tp, dp) + ["--recompute", "full", "--micro-batches", str(m)]
+            # The same plan as the paper's software runs it: its fused kernels between the
+            # matrix products (rules/megatron.yaml), and every op its own kernel.
+            e["megatron"] = estimate(shardc, model, same + ["-o1", "--optimization-rules",
+                                                            MEGATRON_RULES])
+            e["eager"] = estimate(shardc, model, same + ["-o0"])
             return e
         micro //= 2
 
 
+def tflops_of(row, e):
+    _, _, hidden, layers, _, gpus, batch, _ = row
+    if "step" not in e:
+        raise SystemExit(f"{row[0]}: {e['error']}")
+    return paper_flops(batch, layers, hidden) / gpus / e["step"] / 1e12
+
+
 def table(a, shardc, out):
-    print(f"{'row':>6} {'paper':>7} {'plan':>7} {'diff':>6} {'-o0':>7} {'memory':>9} {'micro':>9} "
-          f"{'compile':>8} | {'search':>7} {'memory':>9} {'recompute':>9} {'compile':>8}")
+    print(f"{'row':>6} {'paper':>7} {'kernels':>7} {'diff':>6} {'-o3':>7} {'diff':>6} {'-o0':>7} "
+          f"{'diff':>6} {'memory':>9} {'micro':>9} {'compile':>8} | {'search':>7} {'memory':>9} "
+          f"{'recompute':>9} {'compile':>8}")
     for row in ROWS:
         if row[0] not in a.rows:
             continue
         name, heads, hidden, layers, tp, gpus, batch, measured = row
         e = paper_plan(shardc, out, row)
-        tflops = paper_flops(batch, layers, hidden) / gpus / e["step"] / 1e12
-        eager = e["eager"]
-        eager = (f"{paper_flops(batch, layers, hidden) / gpus / eager['step'] / 1e12:>7.1f}"
-                 if "step" in eager else f"{'-':>7}")
-        line = (f"{name:>6} {measured:>7.0f} {tflops:>7.1f} {100 * (tflops / measured - 1):>+5.0f}% "
-                f"{eager} "
-                f"{e['memory'] / 2**30:>6.1f}GiB{'' if e['fits'] else '!'} "
-                f"{e['micro_batches']:>3}x{e['micro']:<5} {e['compile']:>7.1f}s")
+        line = f"{name:>6} {measured:>7.0f}"
+        for plan in (e["megatron"], e, e["eager"]):
+            t = tflops_of(row, plan)
+            line += f" {t:>7.1f} {100 * (t / measured - 1):>+5.0f}%"
+        line += (f" {e['memory'] / 2**30:>6.1f}GiB{'' if e['fits'] else '!'} "
+                 f"{e['micro_batches']:>3}x{e['micro']:<5} {e['compile']:>7.1f}s")
         if a.search:
             dp = gpus // tp
             s = estimate(shardc, e["model"], ["--auto-partition", "--mesh",
@@ -129,13 +142,15 @@ def table(a, shardc, out):
             if "error" in s:
                 line += f" | none found ({s['compile']:.1f}s): {s['error']}"
             else:
-                st = paper_flops(batch, layers, hidden) / gpus / s["step"] / 1e12
-                line += (f" | {st:>7.1f} {s['memory'] / 2**30:>6.1f}GiB"
+                line += (f" | {tflops_of(row, s):>7.1f} {s['memory'] / 2**30:>6.1f}GiB"
                          f"{'' if s['fits'] else '!'} {s['recompute']:>9} {s['compile']:>7.1f}s")
         print(line, flush=True)
-    print("paper, plan, search: TFLOP/s per GPU (paper: measured; plan, search: predicted at "
-          "-o3, whole-graph fusion); -o0: the plan with every op its own kernel; memory: "
-          "predicted peak per GPU (! = over 80 GB); micro: micro-batches x samples")
+    print("TFLOP/s per GPU. paper: measured; kernels: shardc's prediction for the paper's plan "
+          "run on the paper's kernels (-o1, rules/megatron.yaml: each matrix product its own "
+          "kernel, the work between two fused); -o3: the same plan fused whole, as shardc "
+          "compiles for the target; -o0: every op its own kernel; search: --auto-partition's "
+          "plan at -o3. memory: predicted peak per GPU (! = over 80 GB); micro: micro-batches x "
+          "samples; compile: the -o3 plan's")
 
 
 def layer_memory(a, shardc, out):

@@ -1,4 +1,5 @@
-// Matching fusion rules on a program: tree patterns over the data flow, by backtracking.
+// Matching fusion rules on a program: tree patterns over the data flow, by backtracking, and
+// runs of consecutive ops.
 #include "SectionUtil.h"
 
 #include "shardc/dataflow/FusionRules.h"
@@ -90,6 +91,33 @@ public:
     return included;
   }
 
+  // A run rule's groups: runs of consecutive free ops of its types in one phase, cut every
+  // maxOps; runs of one op are left alone.
+  std::vector<std::vector<int64_t>> takeRuns(const FusionRules::Rule& r) {
+    std::vector<std::vector<int64_t>> out;
+    std::vector<int64_t> run;
+    auto close = [&] {
+      if (run.size() >= 2) {
+        for (int64_t i : run)
+          taken_[static_cast<size_t>(i)] = true;
+        out.push_back(run);
+      }
+      run.clear();
+    };
+    for (int64_t i = 0; i < static_cast<int64_t>(ops_.size()); ++i) {
+      const std::string& name = ops_[static_cast<size_t>(i)]->name();
+      bool free = !taken_[static_cast<size_t>(i)] &&
+                  std::find(r.runOps.begin(), r.runOps.end(), name) != r.runOps.end();
+      if (!free || (!run.empty() &&
+                    (phases_[static_cast<size_t>(i)] != phases_[static_cast<size_t>(run[0])] ||
+                     static_cast<int64_t>(run.size()) == r.maxOps)))
+        close();
+      if (free) run.push_back(i);
+    }
+    close();
+    return out;
+  }
+
   const Op& op(int64_t i) const { return *ops_[static_cast<size_t>(i)]; }
   size_t numOps() const { return ops_.size(); }
 
@@ -174,22 +202,32 @@ std::vector<FusionMatch> FusionRules::match(const Function& f, const std::vector
   std::vector<FusionMatch> out;
   for (size_t ri : byPriority) {
     const Rule& r = rules_[ri];
-    std::vector<Variant> variants = variantsOf(r);
     std::vector<std::string> where;
     int64_t count = 0;
-    for (int64_t i = 0; i < static_cast<int64_t>(m.numOps()); ++i)
-      for (const Variant& v : variants) {
-        std::vector<int64_t> ops = m.tryRule(r, v, i);
-        if (ops.empty()) continue;
-        ++count;
-        const Op& a = m.op(i);
-        if (where.size() < 6)
-          where.push_back(a.numResults() && !a.result(0)->name().empty()
-                              ? "%" + a.result(0)->name()
-                              : "op " + std::to_string(i));
-        out.push_back({r.name, std::move(ops)});
-        break;
+    auto found = [&](int64_t anchor, std::vector<int64_t> ops) {
+      ++count;
+      const Op& a = m.op(anchor);
+      if (where.size() < 6)
+        where.push_back(a.numResults() && !a.result(0)->name().empty()
+                            ? "%" + a.result(0)->name()
+                            : "op " + std::to_string(anchor));
+      out.push_back({r.name, std::move(ops)});
+    };
+    if (!r.runOps.empty()) {
+      for (std::vector<int64_t>& ops : m.takeRuns(r)) {
+        int64_t first = ops[0];
+        found(first, std::move(ops));
       }
+    } else {
+      std::vector<Variant> variants = variantsOf(r);
+      for (int64_t i = 0; i < static_cast<int64_t>(m.numOps()); ++i)
+        for (const Variant& v : variants) {
+          std::vector<int64_t> ops = m.tryRule(r, v, i);
+          if (ops.empty()) continue;
+          found(i, std::move(ops));
+          break;
+        }
+    }
     if (!log) continue;
     std::string line = "rule '" + r.name + "' (priority " + std::to_string(r.priority) +
                        "): " + std::to_string(count) + (count == 1 ? " match" : " matches");

@@ -106,19 +106,41 @@ public:
     }
   }
 
+  void run(const YAML::Node& n, FusionRules::Rule& r) const {
+    const std::string what = "the run of rule '" + r.name + "'";
+    bool typed = false;
+    for (auto& [k, v] : entries(n, what, {"op_type", "max_ops"})) {
+      if (k == "max_ops") r.maxOps = count(v, "max_ops of " + what, 2);
+      if (k != "op_type") continue;
+      r.runOps = names(v, "op_type of " + what);
+      typed = true;
+      for (const std::string& op : r.runOps)
+        if (!OpRegistry::get().lookup(op))
+          fail(v, "unknown op '" + op + "' in " + what + " (shardc-opt --list-ops lists them)");
+    }
+    if (!typed) fail(n, what + " has no op_type");
+  }
+
   FusionRules::Rule rule(const std::string& name, const YAML::Node& n) const {
     FusionRules::Rule r;
     r.name = name;
     r.line = n.Mark().line + 1;
     const std::string what = "rule '" + name + "'";
-    YAML::Node pattern;
-    bool hasPattern = false;
-    for (auto& [k, v] : entries(n, what, {"priority", "heuristic", "pattern"})) {
+    YAML::Node pattern, runAt, heuristicAt;
+    bool hasPattern = false, hasRun = false;
+    for (auto& [k, v] : entries(n, what, {"priority", "heuristic", "pattern", "run"})) {
       if (k == "priority") r.priority = count(v, "the priority of " + what, 0);
-      if (k == "heuristic") heuristic(v, r);
+      if (k == "heuristic") heuristic(v, r), heuristicAt = v;
       if (k == "pattern") pattern = v, hasPattern = true;
+      if (k == "run") runAt = v, hasRun = true;
     }
-    if (!hasPattern) fail(n, what + " has no pattern");
+    if (hasPattern && hasRun) fail(runAt, what + " has both a pattern and a run; give one");
+    if (hasRun) {
+      if (!r.heuristic.empty()) fail(heuristicAt, what + " is a run, which takes no heuristic");
+      run(runAt, r);
+      return r;
+    }
+    if (!hasPattern) fail(n, what + " has no pattern (or run)");
     std::map<std::string, size_t> index;
     std::vector<std::pair<std::vector<std::string>, YAML::Node>> links;
     for (auto& [nodeName, v] : entries(pattern, "the pattern of " + what, {})) {

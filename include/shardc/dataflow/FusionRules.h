@@ -17,6 +17,17 @@
 // makes, other than its last node's) and `max_elements` with `limit: N` (no result of the match
 // holds more than N elements).
 //
+// A rule may take a run instead of a pattern, for the work between two big kernels that a
+// library fuses (a layer norm's backward pass, a softmax with its scale and mask):
+//
+//   pointwise:
+//     priority: 0
+//     run: {op_type: [add, mul, softmax, reduce_sum], max_ops: 32}
+//
+// A run is consecutive ops in program order, each one of `op_type`, in one phase, not taken by
+// a rule of higher priority; each run of two ops or more becomes a section, cut every `max_ops`
+// ops (optional). Consecutive ops form a convex group, whatever the data flow between them.
+//
 // A match becomes one section. Ops each belong to one section: rules are tried by priority
 // (then file order), anchors in program order, larger variants (optional nodes present)
 // first; a match whose ops span phases, or that some path leaves and re-enters, is not taken.
@@ -52,6 +63,8 @@ public:
     std::string heuristic; // "" none
     int64_t limit = 0;     // max_elements
     std::vector<Node> nodes;
+    std::vector<std::string> runOps; // a run rule's op types (then `nodes` is empty)
+    int64_t maxOps = 0;              // a run's largest section; 0: no limit
     int line = 0;
   };
 
