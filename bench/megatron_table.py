@@ -4,7 +4,7 @@ Training on GPU Clusters", Table 1) planned by shardc from shapes alone on the a
 per row, the paper's measured TFLOP/s per GPU against shardc's prediction for the paper's
 plan (--precision bf16 --recompute full, the paper's tensor-parallel degree, the rest data
 parallel, the fewest micro-batches that fit 80 GB) and for the plan --auto-partition finds on
-the same mesh (recomputation left to it), memory per GPU, compile times. The paper's plan is
+the same mesh (micro-batches and recomputation left to it), memory per GPU, compile times. The paper's plan is
 priced three ways: on the paper's own kernels (-o1 with rules/megatron.yaml: every matrix
 product its own kernel, the element-wise and row work between two fused), fused whole (-o3, as
 shardc compiles for the target), and with every op its own kernel reading and writing HBM
@@ -15,7 +15,7 @@ one layer keeps for its backward pass against Korthikanti et al.'s formulas (MLS
 TFLOP/s per GPU counts the paper's FLOPs per iteration, 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
 (the recomputed forward included), over the predicted iteration time and the GPUs.
 
-  bench/megatron_table.py [--build build] [--rows 1.7B,3.6B,7.5B,18.4B] [--search-budget 20s]
+  bench/megatron_table.py [--build build] [--rows 1.7B,3.6B,7.5B,18.4B] [--search-budget 10s]
                           [--no-search] [--no-layers]
 """
 import argparse
@@ -121,7 +121,7 @@ def tflops_of(row, e):
 def table(a, shardc, out):
     print(f"{'row':>6} {'paper':>7} {'kernels':>7} {'diff':>6} {'-o3':>7} {'diff':>6} {'-o0':>7} "
           f"{'diff':>6} {'memory':>9} {'micro':>9} {'compile':>8} | {'search':>7} {'memory':>9} "
-          f"{'recompute':>9} {'compile':>8}")
+          f"{'micro':>9} {'recompute':>9} {'compile':>8}")
     for row in ROWS:
         if row[0] not in a.rows:
             continue
@@ -134,22 +134,26 @@ def table(a, shardc, out):
         line += (f" {e['memory'] / 2**30:>6.1f}GiB{'' if e['fits'] else '!'} "
                  f"{e['micro_batches']:>3}x{e['micro']:<5} {e['compile']:>7.1f}s")
         if a.search:
+            # The whole global batch, the micro-batches and recomputation left to the search.
+            model = os.path.join(out, f"{name}-global.ir")
+            write_model(model, layers, hidden, heads, batch)
             dp = gpus // tp
-            s = estimate(shardc, e["model"], ["--auto-partition", "--mesh",
-                                              f"data={dp},model={tp}", "--search-budget",
-                                              a.search_budget, "--micro-batches",
-                                              str(e["micro_batches"])])
+            s = estimate(shardc, model, ["--auto-partition", "--mesh", f"data={dp},model={tp}",
+                                         "--search-budget", a.search_budget])
             if "error" in s:
                 line += f" | none found ({s['compile']:.1f}s): {s['error']}"
             else:
+                chosen = re.findall(r"micro-batches auto: (\d+) chosen", s["log"])
+                m = int(chosen[-1]) if chosen else 1
                 line += (f" | {tflops_of(row, s):>7.1f} {s['memory'] / 2**30:>6.1f}GiB"
-                         f"{'' if s['fits'] else '!'} {s['recompute']:>9} {s['compile']:>7.1f}s")
+                         f"{'' if s['fits'] else '!'} {m:>3}x{batch // dp // m:<5} "
+                         f"{s['recompute']:>9} {s['compile']:>7.1f}s")
         print(line, flush=True)
     print("TFLOP/s per GPU. paper: measured; kernels: shardc's prediction for the paper's plan "
           "run on the paper's kernels (-o1, rules/megatron.yaml: each matrix product its own "
           "kernel, the work between two fused); -o3: the same plan fused whole, as shardc "
           "compiles for the target; -o0: every op its own kernel; search: --auto-partition's "
-          "plan at -o3. memory: predicted peak per GPU (! = over 80 GB); micro: micro-batches x "
+          "plan at -o3 (the global batch given, micro-batches and recomputation its choice). memory: predicted peak per GPU (! = over 80 GB); micro: micro-batches x "
           "samples; compile: the -o3 plan's")
 
 
@@ -198,7 +202,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(ap)
     ap.add_argument("--rows", default="1.7B,3.6B,7.5B,18.4B")
-    ap.add_argument("--search-budget", default="20s")
+    ap.add_argument("--search-budget", default="10s")
     ap.add_argument("--no-search", dest="search", action="store_false")
     ap.add_argument("--no-layers", dest="layers", action="store_false")
     a = ap.parse_args()

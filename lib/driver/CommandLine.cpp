@@ -193,7 +193,9 @@ struct Commands {
         ->add_option("--micro-batches", t.microBatches,
                      "training: gradient accumulation; a step runs the forward and backward "
                      "passes over N micro-batches of -b samples each (per replica), one after "
-                     "the other, and updates once (default 1)")
+                     "the other, and updates once (default 1; with --auto-partition, when the "
+                     "step does not fit without recomputation, the compiler splits the model's "
+                     "batch into as many micro-batches as make it fastest)")
         ->check(kPositive);
     compile
         ->add_option("-b,--batch-size", co.batchSize,
@@ -450,6 +452,7 @@ int commandLineMain(int argc, char** argv) {
     if (compile->parsed()) {
       sectionFlags.apply(co);
       rejectContradictions(compile, co);
+      co.microBatchesGiven = compile->count("--micro-batches") > 0;
       for (int i = 0; i < argc; ++i)
         co.commandLine.push_back(argv[i]);
       CompileResult r = compileModel(co);
@@ -510,6 +513,7 @@ CompileOptions parseCompileCommand(const std::vector<std::string>& args) {
   std::unique_ptr<Commands> cmds = parseCommand(args, "compile");
   cmds->sectionFlags.apply(cmds->co);
   rejectContradictions(cmds->compile, cmds->co);
+  cmds->co.microBatchesGiven = cmds->compile->count("--micro-batches") > 0;
   cmds->co.commandLine = {"shardc"};
   cmds->co.commandLine.insert(cmds->co.commandLine.end(), args.begin(), args.end());
   return cmds->co;

@@ -33,6 +33,9 @@ bool partitioning(const CompileState& s) {
 bool planning(const CompileState& s) {
   return !s.o.estimateOnly;
 }
+bool writing(const CompileState& s) {
+  return planning(s) && !s.trial;
+}
 bool bf16Kernels(const CompileState& s) {
   return planning(s) && bf16(s);
 }
@@ -55,6 +58,7 @@ const std::vector<CompileStage> kCompileStages = {
     {"grad-buckets", bucketGradients, partitioning},
     // After the last CSE, which would merge the recomputed copies back.
     {"recompute", recompute, training},
+    {"micro-batches", chooseMicroBatches, choosesMicroBatches},
     // The last passes on the program the PEF runs, after the search (they change its layout
     // for the kernels, not its cost): rematerialize after any CSE, which would undo it.
     {"fold-product-transposes", nullptr, planning},
@@ -65,7 +69,7 @@ const std::vector<CompileStage> kCompileStages = {
     {"estimate", estimateStep},
     {"plan", planKernels, planning},
     {"memory", checkMemory},
-    {"write", writePefFiles, planning},
+    {"write", writePefFiles, writing},
 };
 
 namespace {
@@ -138,6 +142,17 @@ void checkScalingFactors(const std::vector<double>& f, ScalingFactors& scaling) 
   if (f.size() == 4) scaling.byPhase[static_cast<size_t>(Phase::GradReduce)] = f[3];
 }
 
+// Verified after every stage: a pass that breaks the IR is a compiler bug, caught where it
+// happens rather than by a later stage or a wrong result.
+void verifyAfter(const CompileState& s, const char* stage) {
+  DiagEngine diags(s.o.model);
+  if (!verifyModule(s.programModule(), diags))
+    throw InternalError("IR invalid after stage " + std::string(stage) + ": " +
+                        diags.format(diags.diagnostics()[0]));
+}
+
+} // namespace
+
 // The controls read before the model loads, so that bad ones fail fast: sections, compiler
 // mode, partitioning.
 void checkControls(CompileState& s) {
@@ -159,15 +174,6 @@ void checkControls(CompileState& s) {
   if (o.partition.requested()) s.setup = preparePartition(o.partition);
 }
 
-// Verified after every stage: a pass that breaks the IR is a compiler bug, caught where it
-// happens rather than by a later stage or a wrong result.
-void verifyAfter(const CompileState& s, const char* stage) {
-  DiagEngine diags(s.o.model);
-  if (!verifyModule(s.programModule(), diags))
-    throw InternalError("IR invalid after stage " + std::string(stage) + ": " +
-                        diags.format(diags.diagnostics()[0]));
-}
-
 void runStages(CompileState& s) {
   std::string dumped; // --debug: the IR last dumped
   int dumps = 0;
@@ -184,6 +190,7 @@ void runStages(CompileState& s) {
     }
     s.log.line("stage " + std::string(stage.name) + ": " + std::to_string(s.elapsedMs() - begin) +
                " ms, " + std::to_string(s.program().ops().size()) + " ops");
+    if (s.restartWith) return;
     verifyAfter(s, stage.name);
     if (!s.o.debug) continue;
     std::string text = printModule(s.programModule());
@@ -194,8 +201,6 @@ void runStages(CompileState& s) {
     dumped = std::move(text);
   }
 }
-
-} // namespace
 
 CompileResult compileModel(const CompileOptions& given) {
   CompileOptions o = given;
@@ -213,13 +218,25 @@ CompileResult compileModel(const CompileOptions& given) {
   }
   CompileLog log(o.verbose);
   CompileOutputs out(o.outputFolder, name, dir, logDir, o.keepTemporaryFiles);
-  CompileState s(o, target, log, out);
-  s.name = name;
-  s.dir = dir;
-  s.logDir = logDir;
+  auto state = std::make_unique<CompileState>(o, target, log, out);
   try {
-    checkControls(s);
-    runStages(s);
+    for (bool split = false;; split = true) {
+      CompileState& s = *state;
+      s.name = name;
+      s.dir = dir;
+      s.logDir = logDir;
+      s.splitBatch = split;
+      checkControls(s);
+      runStages(s);
+      if (!s.restartWith) break;
+      o.train.microBatches = s.restartWith;
+      log.line("compiling again with the batch split into " + std::to_string(s.restartWith) +
+               " micro-batches");
+      auto started = s.started; // the compile's time includes the first pass
+      state = std::make_unique<CompileState>(o, target, log, out);
+      state->started = started;
+    }
+    CompileState& s = *state;
     if (!o.estimateOnly) {
       log.line("wrote " + s.result.pefPath + " (" + std::to_string(s.elapsedMs()) + " ms)");
       out.write(CompileOutputs::Place::Log, name + ".log", log.text());

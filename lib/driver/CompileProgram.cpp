@@ -5,7 +5,9 @@
 #include "shardc/Version.h"
 #include "shardc/dataflow/Sections.h"
 #include "shardc/ops/OpRegistry.h"
+#include "shardc/search/Search.h"
 #include "shardc/sharding/Annotations.h"
+#include "shardc/sharding/SplitBatch.h"
 #include "shardc/sharding/Strategy.h"
 #include "shardc/support/Stopwatch.h"
 #include "shardc/train/TrainStep.h"
@@ -53,6 +55,11 @@ std::pair<int64_t, int64_t> reduceGradients(const CompileState& s, Function& f) 
 } // namespace
 
 void buildTraining(CompileState& s) {
+  if (s.splitBatch) {
+    s.module = splitBatch(s.model(), s.o.train.microBatches);
+    s.log.line("micro-batches: the model's batch split into " +
+               std::to_string(s.o.train.microBatches));
+  }
   TrainOptions train = s.o.train;
   train.initialState = !s.o.estimateOnly;
   TrainStepInfo info = buildTrainStep(s.model(), train);
@@ -136,8 +143,15 @@ void partition(CompileState& s) {
     return priceAsCompiled(s, g, mesh);
   };
   if (!s.o.inference) s.setup->search.programVariants = recomputeVariants(recomputeMode(s.o));
-  s.partitioned = partitionProgram(f, s.o.partition, *s.setup, s.target,
-                                   [&](const std::string& line) { s.log.line(line); });
+  try {
+    s.partitioned = partitionProgram(f, s.o.partition, *s.setup, s.target,
+                                     [&](const std::string& line) { s.log.line(line); });
+  } catch (const NoPlanFits& e) {
+    s.log.line(e.what());
+    s.mesh = s.setup->mesh;
+    if (!choosesMicroBatches(s) || !microBatchesWhenNothingFits(s)) throw;
+    return; // compiled again with the micro-batches chosen
+  }
   Partitioned& part = *s.partitioned;
   Function& local = s.program();
   for (const auto& g : part.program.module->functions())

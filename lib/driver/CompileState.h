@@ -43,6 +43,15 @@ struct CompileState {
   std::string name;                  // the PEF's name
   std::filesystem::path dir, logDir; // where the PEF and the log go
 
+  // Micro-batches the compiler chose (CompileMicroBatches.cpp): the model's batch is split into
+  // o.train.microBatches before the training step is built. A stage that finds another count
+  // better sets `restartWith`; the compile then starts over with it.
+  bool splitBatch = false;
+  int64_t restartWith = 0;
+  // A trial of chooseMicroBatches: planned as the compile would (the memory stage then reports a
+  // step that does not fit rather than failing), nothing written.
+  bool trial = false;
+
   SectionOptions sections;
   std::optional<FusionRules> rules; // --optimization-rules
   std::optional<PartitionSetup> setup;
@@ -104,6 +113,15 @@ std::string recomputeMode(const CompileOptions& o); // --recompute, with its def
 void recompute(CompileState& s);
 // What the search prices each plan with: the mode's rewrite, or for auto each mode in turn.
 std::vector<std::function<void(Function&)>> recomputeVariants(const std::string& mode);
+// CompileMicroBatches.cpp
+bool choosesMicroBatches(const CompileState& s);
+void chooseMicroBatches(CompileState& s);
+// For the partition stage when the search finds no plan that fits: sets s.restartWith to the
+// micro-batches that fit best, or returns false when no count fits.
+bool microBatchesWhenNothingFits(CompileState& s);
+// Compile.cpp: the controls' checks and the stages, for the trials of chooseMicroBatches.
+void checkControls(CompileState& s);
+void runStages(CompileState& s);
 // CompileBackEnd.cpp
 // One step of per-device program `f` on `mesh` as the sections and estimate stages price it:
 // cut into sections, which reorders `f`, then priced section by section.

@@ -254,8 +254,11 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   r.times.lowering = t.lowering;
   r.times.costModel = t.costModel;
   r.evaluations = evaluator.evaluations();
-  if (!r.cost.feasible)
-    throw Error(doesNotFit(f, evaluator.smallest(), model.target(), fixed.mesh()));
+  if (!r.cost.feasible) {
+    std::string why = doesNotFit(f, evaluator.smallest(), model.target(), fixed.mesh());
+    if (evaluator.smallest().peak() == 0) throw Error(why); // nothing could be priced
+    throw NoPlanFits(why);
+  }
   total.stop();
   return r;
 }

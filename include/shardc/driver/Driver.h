@@ -69,7 +69,10 @@ struct CompileOptions {
   bool estimateOnly = false;            // plan and estimate, write nothing (no weights needed)
   // --recompute none|selective|full|auto ("": auto with --auto-partition, else none).
   std::string recompute;
-  std::string precision = "f32";        // --precision f32|bf16
+  std::string precision = "f32"; // --precision f32|bf16
+  // --micro-batches given (train.microBatches); else --auto-partition chooses how many
+  // micro-batches the model's batch is split into when the step does not fit without them.
+  bool microBatchesGiven = false;
   std::vector<std::string> commandLine; // recorded in the PEF
 };
 

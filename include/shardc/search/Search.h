@@ -14,6 +14,7 @@
 #pragma once
 
 #include "shardc/sharding/Plan.h"
+#include "shardc/support/Error.h"
 
 #include <cstdint>
 #include <functional>
@@ -131,8 +132,15 @@ struct SearchResult {
 // in the PEF).
 std::string searchResultJson(const SearchResult& r);
 
+// What searchPartition throws when no plan, searched or baseline, fits in memory: the message
+// says what the smallest needs and what would fit.
+class NoPlanFits : public Error {
+public:
+  using Error::Error;
+};
+
 // Searches for `f`'s shardings on `fixed`'s mesh, keeping `fixed`'s shardings (the user's).
-// Throws shardc::Error when no plan, searched or baseline, fits in memory.
+// Throws NoPlanFits when nothing fits.
 SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const CostModel& model,
                              const SearchParams& params);
 
