@@ -1,6 +1,7 @@
 #include "shardc/cost/Memory.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/ResidentConstants.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -38,13 +39,18 @@ int64_t peakActivationBytes(const Function& f, const std::unordered_set<const Va
         (use == lastUse.end() || use->second <= defined.at(r.value)))
       inPlace.insert(r.value);
   }
+  // Constants and what is folded from them stay for the whole step.
+  std::unordered_set<const Value*> resident = residentConstants(f);
+  int64_t residentBytes = 0;
+  for (const Value* v : resident)
+    if (!onChip || !onChip->count(v)) residentBytes += v->type().bytes();
   std::vector<int64_t> freedAfter(index + 1, 0);
   int64_t live = 0, peak = 0;
   index = 0;
   for (const auto& op : f.ops()) {
     for (size_t r = 0; r < op->numResults(); ++r) {
       const Value* v = op->result(r);
-      if ((onChip && onChip->count(v)) || inPlace.count(v)) continue;
+      if ((onChip && onChip->count(v)) || inPlace.count(v) || resident.count(v)) continue;
       live += v->type().bytes();
       auto it = lastUse.find(v);
       freedAfter[it == lastUse.end() ? index : it->second] += v->type().bytes();
@@ -53,7 +59,7 @@ int64_t peakActivationBytes(const Function& f, const std::unordered_set<const Va
     live -= freedAfter[index];
     ++index;
   }
-  return peak;
+  return peak + residentBytes;
 }
 
 ForwardPass forwardPass(const Function& f) {

@@ -8,21 +8,18 @@
 #include "shardc/exec/ExecPlan.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
+#include "shardc/ops/ResidentConstants.h"
 #include "shardc/support/Error.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 namespace shardc {
 namespace {
 
 constexpr int64_t kAlign = 64;
-// Ops on constants are folded when the plan is bound, unless they would keep a large buffer
-// alive that a kernel can produce on the fly (a broadcast of a scalar to a gradient's shape,
-// an iota counted in the loop that reads it).
-constexpr int64_t kMaxFoldedBytes = int64_t(1) << 20;
-
 int64_t alignUp(int64_t n) {
   return (n + kAlign - 1) / kAlign * kAlign;
 }
@@ -106,16 +103,11 @@ private:
 
   void markConstants() {
     const auto& ops = num_.ops();
+    std::unordered_set<const Value*> resident = residentConstants(f_);
     constant_.assign(ops.size(), false);
     for (size_t i = 0; i < ops.size(); ++i) {
       const Op& op = *ops[i];
-      bool c = !op.def().communicates && !op.def().callsFunction;
-      for (const Value* v : op.operands())
-        c = c && at(v).home == ValueHome::Constant;
-      if (c && (op.numOperands() > 0 || isLaneIota(op)))
-        for (size_t r = 0; r < op.numResults(); ++r)
-          c = c && op.result(r)->type().bytes() <= kMaxFoldedBytes;
-      if (!c) continue;
+      if (!op.numResults() || !resident.count(op.result(0))) continue;
       constant_[i] = true;
       for (size_t r = 0; r < op.numResults(); ++r)
         at(op.result(r)) = {ValueHome::Constant, 0, -1};

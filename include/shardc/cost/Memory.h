@@ -14,7 +14,8 @@ class Function;
 class Op;
 class Value;
 
-// The most bytes of op results alive at once, arguments not counted. `onChip` (optional):
+// The most bytes of op results alive at once, arguments not counted; the resident constants
+// (shardc/ops/ResidentConstants.h) count for the whole step. `onChip` (optional):
 // values a fused group keeps to itself (made and read within one section or kernel), which
 // never take device memory.
 int64_t peakActivationBytes(const Function& f,
