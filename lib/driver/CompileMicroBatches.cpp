@@ -79,8 +79,7 @@ int64_t batchOf(const Function& f) {
 
 bool choosesMicroBatches(const CompileState& s) {
   const CompileOptions& o = s.o;
-  return !o.inference && o.partition.autoPartition && !o.microBatchesGiven && !s.splitBatch &&
-         !o.hypersections;
+  return !o.inference && o.partition.autoPartition && !o.microBatchesGiven && !s.splitBatch;
 }
 
 namespace {

@@ -135,9 +135,6 @@ TrainStepInfo buildTrainStep(Function& f, const TrainOptions& o) {
 
   std::vector<Value*> grads = buildGradients(f, loss, params, &calls);
   if (o.microBatches > 1) {
-    if (!calls.empty())
-      throw Error("--micro-batches with calls kept as hypersections (--enable-hypersection) is "
-                  "not supported yet; compile without --enable-hypersection");
     StepValues step{loss, grads, {}, carried};
     for (const FuncResult& r : outputs)
       if (r.value != loss) step.outputs.push_back(r);
