@@ -8,6 +8,7 @@
 #include "shardc/transforms/Passes.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace shardc {
 namespace {
@@ -34,23 +35,33 @@ void reinferTypes(Op& op) {
     op.result(r)->setType(out[r]);
 }
 
-} // namespace
-
-bool computeInBf16(Function& f) {
+// Casts every f32 operand to bf16 before its first reader, and retypes what follows. A called
+// function computes in bf16 as its caller does: its f32 arguments and the results made from
+// them become bf16 (the caller casts what it passes), once for all its calls (`bodies`).
+bool lowerOps(Function& f, std::unordered_set<Function*>& bodies) {
   std::vector<Op*> ops;
   for (const auto& op : f.ops())
     ops.push_back(op.get());
-  std::vector<DType> resultTypes;
-  for (const FuncResult& r : f.results())
-    resultTypes.push_back(r.value->type().dtype);
   Builder b(f);
   std::unordered_map<Value*, Value*> low; // an f32 value's bf16 copy, made before its first reader
   bool changed = false;
   for (Op* op : ops) {
-    if (op->def().callsFunction)
-      throw Error("--precision bf16 with calls kept as hypersections (--enable-hypersection) "
-                  "is not supported yet; '" +
-                  op->name() + "'" + where(*op) + " calls a function");
+    Function* callee = nullptr;
+    if (op->def().callsFunction) {
+      callee = op->name() == opname::kCall && f.module()
+                   ? f.module()->findFunction(op->attrs().getString("callee"))
+                   : nullptr;
+      if (!callee)
+        throw Error("--precision bf16 with a '" + op->name() + "'" + where(*op) +
+                    " is not supported yet (calls kept as hypersections are)");
+      if (bodies.insert(callee).second) {
+        for (size_t i = 0; i < callee->numArguments(); ++i) {
+          Value* a = callee->argument(i);
+          if (a->type().dtype == DType::F32) a->setType({DType::BF16, a->type().shape});
+        }
+        lowerOps(*callee, bodies);
+      }
+    }
     bool lowered = false;
     for (size_t i = 0; i < op->numOperands(); ++i) {
       Value* v = op->operand(i);
@@ -64,10 +75,26 @@ bool computeInBf16(Function& f) {
       op->setOperand(i, it->second);
       lowered = true;
     }
-    if (lowered) reinferTypes(*op);
+    if (callee)
+      for (size_t r = 0; r < op->numResults(); ++r)
+        op->result(r)->setType(callee->results()[r].value->type());
+    else if (lowered)
+      reinferTypes(*op);
     changed = changed || lowered;
   }
+  return changed;
+}
+
+} // namespace
+
+bool computeInBf16(Function& f) {
+  std::vector<DType> resultTypes;
+  for (const FuncResult& r : f.results())
+    resultTypes.push_back(r.value->type().dtype);
+  std::unordered_set<Function*> bodies;
+  bool changed = lowerOps(f, bodies);
   // The outputs and the state updates keep their types: the loss is computed in f32 from them.
+  Builder b(f);
   b.setInsertionPointToEnd();
   for (size_t i = 0; i < f.results().size(); ++i) {
     Value* v = f.results()[i].value;

@@ -45,7 +45,8 @@ bool rematerialize(Function& f);
 // first reader), so the ops compute in bf16 and keep bf16 results; the function's results
 // keep their types (cast back), so a loss built on them is computed in f32. Run on the model
 // before the training step: autodiff then gives bf16 activation gradients and, through the
-// parameters' casts, f32 gradients of the f32 master weights.
+// parameters' casts, f32 gradients of the f32 master weights. The functions it calls compute
+// in bf16 too: their f32 arguments and results become bf16, as the values of a flat program.
 bool computeInBf16(Function& f);
 // For kernels that compute in f32: each op with bf16 operands or results (but casts) reads
 // f32 copies of its bf16 operands and rounds its results to bf16, so the values stored
