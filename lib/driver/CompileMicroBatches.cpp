@@ -1,7 +1,7 @@
 // The micro-batches stage (--auto-partition without --micro-batches): when the step the search
 // found needs recomputation to fit, or does not fit, the model's batch is split into 2, 4, 8...
-// micro-batches (a step still takes the same samples), each count compiled to an estimate with
-// its own search and recomputation, and the fastest step that fits wins. More micro-batches
+// micro-batches (a step still takes the same samples), each count compiled (writing nothing)
+// with its own search and recomputation, and the fastest step that fits wins. More micro-batches
 // cost time (smaller products, the weights read once per micro-batch) and save activation
 // memory; so the counts stop at the first that fits without recomputation.
 #include "CompileState.h"
@@ -49,7 +49,7 @@ Trial trial(const CompileState& s, int64_t m) {
   CompileOptions o = s.o;
   o.verbose = o.debug = o.keepTemporaryFiles = o.dumpKernels = false;
   o.train.microBatches = m;
-  CompileLog log(false);
+  CompileLog log(false, false); // the compile's own warnings were printed already
   CompileOutputs out(o.outputFolder, s.name + ".micro-batches", s.dir, s.logDir, false);
   CompileState t(o, s.target, log, out);
   t.name = s.name;
