@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds shardc and runs every test (lit + GoogleTest), then does the same under
 # AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (clang), then runs each
-# libFuzzer target for 20 s, two at a time (scripts/fuzz.sh, from the same build-asan/).
+# libFuzzer target for 15 s, two at a time (scripts/fuzz.sh, from the same build-asan/).
 # Usage: scripts/test.sh [--no-sanitize] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,5 +31,5 @@ if ((SANITIZE)); then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_suite build-asan
 fi
 if ((FUZZ)); then
-  scripts/fuzz.sh 20
+  scripts/fuzz.sh 15
 fi
