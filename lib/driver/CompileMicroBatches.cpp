@@ -3,7 +3,8 @@
 // micro-batches (a step still takes the same samples), each count compiled (writing nothing)
 // with its own search and recomputation, and the fastest step that fits wins. More micro-batches
 // cost time (smaller products, the weights read once per micro-batch) and save activation
-// memory; so the counts stop at the first that fits without recomputation.
+// memory; so the counts stop at the first that fits without recomputation (or at all, when the
+// user fixed the recomputation).
 #include "CompileState.h"
 
 #include "shardc/ir/Builder.h"
@@ -63,6 +64,12 @@ Trial trial(const CompileState& s, int64_t m) {
           t.pef.training->recompute};
 }
 
+// Whether more micro-batches cannot make a step that fits faster: it recomputes nothing, or
+// the user fixed the recomputation (more micro-batches then only add time).
+bool done(const CompileState& s, const Trial& t) {
+  return t.recompute == "none" || recomputeMode(s.o) != "auto";
+}
+
 // The inputs' common first dimension, or 0.
 int64_t batchOf(const Function& f) {
   int64_t batch = 0;
@@ -107,7 +114,7 @@ bool tryMicroBatches(CompileState& s, std::optional<Trial> best, int64_t batch) 
     }
     s.log.line("micro-batches auto: " + t.str());
     if (!best || t.betterThan(*best)) best = t;
-    if (t.fits && t.recompute == "none") break;
+    if (t.fits && done(s, t)) break;
   }
   if (!best || !best->fits) return false;
   s.log.line("micro-batches auto: " + std::to_string(best->microBatches) + " chosen");
@@ -120,7 +127,7 @@ bool tryMicroBatches(CompileState& s, std::optional<Trial> best, int64_t batch) 
 void chooseMicroBatches(CompileState& s) {
   Trial now = current(s);
   s.log.line("micro-batches auto: " + now.str());
-  if (now.fits && now.recompute == "none") return;
+  if (now.fits && done(s, now)) return;
   tryMicroBatches(s, now, batchOf(s.model()));
 }
 
