@@ -194,8 +194,9 @@ struct Commands {
                      "training: gradient accumulation; a step runs the forward and backward "
                      "passes over N micro-batches of -b samples each (per replica), one after "
                      "the other, and updates once (default 1; with --auto-partition, when the "
-                     "step does not fit without recomputation, the compiler splits the model's "
-                     "batch into as many micro-batches as make it fastest)")
+                     "step fits only with the recomputation it chose or not at all, the "
+                     "compiler splits the model's batch into the micro-batches that make the "
+                     "fastest step that fits)")
         ->check(kPositive);
     compile
         ->add_option("-b,--batch-size", co.batchSize,
