@@ -5,6 +5,7 @@
 #include "KernelDump.h"
 
 #include "shardc/exec/ExecPlan.h"
+#include "shardc/ir/Builder.h"
 #include "shardc/ir/Printer.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/Stopwatch.h"
@@ -79,6 +80,13 @@ CostReport priceAsCompiled(const CompileState& s, Function& f, const Mesh& mesh)
   std::vector<Section> sections = formSections(f, s.target, s.sections, [](const std::string&) {});
   std::vector<int64_t> groups = costGroups(s.target, f, sections);
   return makeAnalyticCostModel(s.target)->evaluate(f, mesh, &groups);
+}
+
+CostReport priceProgramCopy(const CompileState& s, const std::function<void(Function&)>& change) {
+  std::unique_ptr<Module> copy = cloneModule(s.programModule());
+  Function& f = *copy->functions()[0];
+  if (change) change(f);
+  return priceAsCompiled(s, f, s.mesh);
 }
 
 // The cost model's estimate of one step, priced on the program before its hypersections become

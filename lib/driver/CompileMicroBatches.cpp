@@ -7,7 +7,6 @@
 // user fixed the recomputation).
 #include "CompileState.h"
 
-#include "shardc/ir/Builder.h"
 #include "shardc/search/Search.h"
 #include "shardc/support/Error.h"
 
@@ -38,8 +37,7 @@ struct Trial {
 
 // The step as this compile has it, priced as the estimate stage will.
 Trial current(const CompileState& s) {
-  std::unique_ptr<Module> copy = cloneModule(s.programModule());
-  CostReport c = priceAsCompiled(s, *copy->functions()[0], s.mesh);
+  CostReport c = priceProgramCopy(s);
   return {s.o.train.microBatches, c.stepSeconds, c.memory.peak(), c.fits(),
           s.pef.training->recompute};
 }

@@ -3,7 +3,6 @@
 // after the last CSE, which would merge the recomputed copies back into the forward pass.
 #include "CompileState.h"
 
-#include "shardc/ir/Builder.h"
 #include "shardc/train/Recompute.h"
 
 namespace shardc {
@@ -14,10 +13,7 @@ namespace {
 // says by how much).
 Recompute chooseRecompute(CompileState& s) {
   for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
-    std::unique_ptr<Module> copy = cloneModule(s.programModule());
-    Function& f = *copy->functions()[0];
-    recomputeActivations(f, r);
-    CostReport c = priceAsCompiled(s, f, s.mesh);
+    CostReport c = priceProgramCopy(s, [r](Function& f) { recomputeActivations(f, r); });
     s.log.line(std::string("recompute auto: ") + recomputeName(r) + " gives a step of " +
                formatSeconds(c.stepSeconds) + " in " +
                formatBytes(static_cast<double>(c.memory.peak())) + " per device" +

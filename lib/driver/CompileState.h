@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -126,6 +127,9 @@ void runStages(CompileState& s);
 // One step of per-device program `f` on `mesh` as the sections and estimate stages price it:
 // cut into sections, which reorders `f`, then priced section by section.
 CostReport priceAsCompiled(const CompileState& s, Function& f, const Mesh& mesh);
+// The program the PEF runs, priced so on a copy after `change` (if any) rewrites it.
+CostReport priceProgramCopy(const CompileState& s,
+                            const std::function<void(Function&)>& change = {});
 void formProgramSections(CompileState& s);
 void estimateStep(CompileState& s);
 void planKernels(CompileState& s);
