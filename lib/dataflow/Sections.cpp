@@ -40,9 +40,11 @@ void requireAlone(const ProgramFigures& pf, const Target& t, const SectionOption
               formatBytes(static_cast<double>(fig.onChipBytes)) + " on chip; " + buf + ")");
 }
 
-// -o3: least-time cuts of [begin, end) (one phase) into sections within the budget.
-void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o, int64_t begin,
-              int64_t end, std::vector<Section>& out) {
+// -o3: least-time cuts of [begin, end) (one phase) into sections within the budget, never
+// before an op that `joined` marks (one kernel with the op before it) unless no cut fits then.
+void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o,
+              const std::vector<bool>& joined, int64_t begin, int64_t end,
+              std::vector<Section>& out) {
   Phase phase = pf.phase[static_cast<size_t>(begin)];
   double units = static_cast<double>(t.section.computeUnits) * o.scaling.of(phase);
   double memory = t.section.memory * o.scaling.of(phase);
@@ -51,7 +53,7 @@ void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o
   std::vector<int64_t> from(n + 1, -1);
   best[0] = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(best[i])) continue;
+    if (!std::isfinite(best[i]) || (i > 0 && !joined.empty() && joined[begin + i])) continue;
     SectionGrower grow(pf, begin + static_cast<int64_t>(i));
     for (size_t j = i; j < n; ++j) {
       int64_t op = begin + static_cast<int64_t>(j);
@@ -72,6 +74,8 @@ void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o
       if (pf.communicates(op)) break;
     }
   }
+  if (!std::isfinite(best[n]) && !joined.empty())
+    return cutPhase(pf, t, o, {}, begin, end, out); // a kernel larger than a section
   std::vector<std::pair<int64_t, int64_t>> runs;
   for (int64_t j = static_cast<int64_t>(n); j > 0; j = from[static_cast<size_t>(j)]) {
     if (from[static_cast<size_t>(j)] < 0)
@@ -134,13 +138,23 @@ std::vector<Section> formSections(Function& f, const Target& t, const SectionOpt
     if (!pf.callsFunction(i)) requireAlone(pf, t, o, i);
   std::vector<HyperInstance> found;
   if (o.hypersections && calls.empty()) found = findRepeats(f, pf.phase, log);
+  std::vector<bool> joined; // -o3: op i runs in one kernel with op i - 1
+  if (o.level == 3 && o.kernels) {
+    std::vector<int64_t> phaseOf;
+    for (Phase p : pf.phase)
+      phaseOf.push_back(static_cast<int64_t>(p));
+    joined.assign(pf.phase.size(), false);
+    for (const std::vector<int64_t>& k : o.kernels(f, phaseOf))
+      for (int64_t i = k.front() + 1; i <= k.back(); ++i)
+        joined[static_cast<size_t>(i)] = true;
+  }
   auto cut = [&](int64_t begin, int64_t end, std::vector<Section>& into) {
     if (o.level != 3) return cutByGroups(pf, groupOf, rules, begin, end, into);
     for (int64_t b = begin; b < end;) { // one phase at a time
       int64_t e = b + 1;
       while (e < end && pf.phase[static_cast<size_t>(e)] == pf.phase[static_cast<size_t>(b)])
         ++e;
-      cutPhase(pf, t, o, b, e, into);
+      cutPhase(pf, t, o, joined, b, e, into);
       b = e;
     }
   };

@@ -4,6 +4,7 @@
 #include "CompileState.h"
 #include "CompilerMode.h"
 
+#include "shardc/exec/ExecPlan.h"
 #include "shardc/ir/Diagnostics.h"
 #include "shardc/ir/Printer.h"
 #include "shardc/ir/Verifier.h"
@@ -161,6 +162,7 @@ void checkControls(CompileState& s) {
   SectionOptions& so = s.sections;
   so.level = o.optLevel;
   so.hypersections = o.hypersections;
+  so.kernels = planKernelOps;
   if (so.level != 0 && so.level != 1 && so.level != 3)
     throw Error("optimization level " + std::to_string(so.level) + " is not one of -o0, -o1, -o3");
   if (!o.optimizationRules.empty()) {

@@ -82,12 +82,7 @@ public:
       : f_(f), num_(f), sectionOf_(sectionOf) {}
 
   ExecPlan build() {
-    plan_.values.assign(static_cast<size_t>(num_.count()), PlanValue{});
-    for (size_t i = 0; i < f_.numArguments(); ++i)
-      plan_.values[i] = {ValueHome::Argument, 0, static_cast<int64_t>(i)};
-    markConstants();
-    markViews();
-    std::vector<KernelGroup> groups = formGroups(f_, num_.ops(), constant_, sectionOf_);
+    std::vector<KernelGroup> groups = kernelGroups();
     for (const KernelGroup& g : groups)
       plan_.steps.push_back({g.kernel, g.ops, !hasNativeKernel(g.kernel, *num_.op(g.ops.back()))});
     markFused();
@@ -96,6 +91,15 @@ public:
     placeOutputs();
     allocate();
     return std::move(plan_);
+  }
+
+  std::vector<KernelGroup> kernelGroups() {
+    plan_.values.assign(static_cast<size_t>(num_.count()), PlanValue{});
+    for (size_t i = 0; i < f_.numArguments(); ++i)
+      plan_.values[i] = {ValueHome::Argument, 0, static_cast<int64_t>(i)};
+    markConstants();
+    markViews();
+    return formGroups(f_, num_.ops(), constant_, sectionOf_);
   }
 
 private:
@@ -279,6 +283,14 @@ private:
 
 ExecPlan buildPlan(const Function& f, const std::vector<int64_t>& sectionOf) {
   return PlanBuilder(f, sectionOf).build();
+}
+
+std::vector<std::vector<int64_t>> planKernelOps(const Function& f,
+                                                const std::vector<int64_t>& sectionOf) {
+  std::vector<std::vector<int64_t>> out;
+  for (KernelGroup& g : PlanBuilder(f, sectionOf).kernelGroups())
+    out.push_back(std::move(g.ops));
+  return out;
 }
 
 } // namespace shardc

@@ -76,6 +76,13 @@ struct SectionOptions {
   const FusionRules* rules = nullptr; // -o1
   ScalingFactors scaling;
   bool hypersections = false; // --enable-hypersection
+  // -o3: the ops the executor would run as one kernel were each phase one section (`phaseOf`:
+  // each op's phase). A cut never splits one where the budget allows, so the kernels, and the
+  // numbers they compute, do not depend on where the cuts fall: a recomputed copy of a forward
+  // region fuses as the region did. Unset: cuts ignore kernels.
+  std::function<std::vector<std::vector<int64_t>>(const Function& f,
+                                                  const std::vector<int64_t>& phaseOf)>
+      kernels;
 };
 
 // One instance of a hypersection body: ops [firstOp, firstOp + numOps) of the program ordered

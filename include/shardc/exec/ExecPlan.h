@@ -60,6 +60,10 @@ struct ExecPlan {
 // section of each op, program order; empty: one section) bounds the fused kernels: a kernel
 // never spans two sections.
 ExecPlan buildPlan(const Function& f, const std::vector<int64_t>& sectionOf = {});
+// The ops of each kernel buildPlan(f, sectionOf) runs (ordered by their last op), without
+// laying out memory.
+std::vector<std::vector<int64_t>> planKernelOps(const Function& f,
+                                                const std::vector<int64_t>& sectionOf);
 
 // Checks a plan read from a file against `f`: value and op numbering, every offset and view
 // inside its buffer, each op covered once, steps in an order that respects the data flow.
