@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <unistd.h>
 
 using namespace shardc;
@@ -64,8 +66,8 @@ TEST(PefTest, RoundTripsEveryField) {
   EXPECT_EQ(serializePef(q), bytes);
 }
 
-// writePef streams the payload to the file: the same bytes as serializePef, and the size it
-// returns is the file's.
+// writePef streams the file: the same bytes as serializePef, and the size it returns is the
+// file's.
 TEST(PefTest, WritesTheSerializedBytes) {
   Pef p = samplePef();
   std::string path = ::testing::TempDir() + "/stream." + std::to_string(::getpid()) + ".pef";
@@ -73,6 +75,52 @@ TEST(PefTest, WritesTheSerializedBytes) {
   EXPECT_EQ(readFile(path), serializePef(p));
   EXPECT_TRUE(readPef(path).weights[0].second.identical(p.weights[0].second));
   std::remove(path.c_str());
+}
+
+// readPef maps the weights: each on a 64-byte boundary, written in place without touching the
+// file, and alive while a tensor (or a copy of one) holds it.
+TEST(PefTest, MapsTheWeights) {
+  Pef p = samplePef();
+  Tensor v(TensorType{DType::F32, {5}});
+  v.setDouble(4, 7);
+  p.weights.emplace_back("v", v);
+  std::string path = ::testing::TempDir() + "/mapped." + std::to_string(::getpid()) + ".pef";
+  writePef(path, p);
+  Tensor w, copy;
+  {
+    Pef q = readPef(path);
+    ASSERT_EQ(q.weights.size(), 2u);
+    for (auto& [name, t] : q.weights) {
+      EXPECT_TRUE(t.kept()) << name;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u) << name;
+    }
+    w = std::move(q.weights[1].second);
+  }
+  EXPECT_TRUE(w.identical(v));
+  w.setDouble(4, 8);
+  copy = w;
+  EXPECT_FALSE(copy.kept());
+  EXPECT_EQ(copy.getDouble(4), 8);
+  EXPECT_EQ(readFile(path), serializePef(p)); // the file is as written
+  EXPECT_TRUE(readPef(path).weights[1].second.identical(v));
+  std::remove(path.c_str());
+}
+
+// A payload whose weights lie outside the weights block (a forged file, checksum intact).
+TEST(PefTest, RefusesWeightsOutsideTheBlock) {
+  std::string bytes = serializePef(samplePef());
+  uint64_t length = 0;
+  std::memcpy(&length, bytes.data() + 16, 8);
+  std::string payload = bytes.substr(32, length);
+  try {
+    parsePef(wrapPefPayload(payload), "forged.pef");
+    FAIL() << "parsed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("weight 'w' (bf16[3], 6 bytes at offset 0) does not "
+                                         "lie on a 64-byte boundary inside the 0-byte weights"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(PefTest, RefusesEveryTruncation) {

@@ -91,7 +91,11 @@ void describeSignature(CompileState& s) {
     pef.optimizationRules = s.rules ? o.optimizationRules : s.sections.rules ? "nlp" : "default";
   pef.scalingFactors.assign(s.sections.scaling.byPhase.begin(), s.sections.scaling.byPhase.end());
   const Function& f = s.model();
-  // Copying the weights into the PEF is part of writing them (see writePefFiles).
+  // The model's own tensors are shared rather than copied: the PEF only writes them out.
+  auto shared = [](const TensorRef& w) {
+    return w->byteSize() ? Tensor(w->type(), const_cast<uint8_t*>(w->data()), w) : *w;
+  };
+  // Gathering the weights into the PEF is part of writing them (see writePefFiles).
   double seconds = 0;
   Stopwatch watch(seconds);
   pef.weights.reserve(f.numArguments());
@@ -106,10 +110,10 @@ void describeSignature(CompileState& s) {
     bool param = a->argKind() == ArgKind::Param;
     pef.buffers.push_back({t, param ? BufferKind::Param : BufferKind::OptState});
     if (!o.estimateOnly)
-      pef.weights.emplace_back(a->name(), param ? *s.weights.at(a->name())
-                                          : s.state.count(a->name())
-                                              ? *s.state.at(a->name())
-                                              : s.optimizerState.at(a->name()));
+      pef.weights.emplace_back(a->name(),
+                               param || s.state.count(a->name())
+                                   ? shared(param ? s.weights.at(a->name()) : s.state.at(a->name()))
+                                   : std::move(s.optimizerState.at(a->name())));
     s.paramCount += a->type().numel();
     s.paramBytes += a->type().bytes();
   }

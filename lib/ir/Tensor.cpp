@@ -2,6 +2,7 @@
 #include "shardc/support/Error.h"
 
 #include <cstring>
+#include <utility>
 
 #include <bit>
 #include <cmath>
@@ -10,6 +11,31 @@ namespace shardc {
 
 Tensor::Tensor(TensorType type)
     : type_(std::move(type)), bytes_(static_cast<size_t>(type_.bytes()), 0) {}
+
+Tensor::Tensor(TensorType type, uint8_t* bytes, std::shared_ptr<const void> keeper)
+    : type_(std::move(type)), kept_(bytes), keeper_(std::move(keeper)) {
+  SHARDC_CHECK(kept_ && keeper_, "a kept tensor without its bytes or their keeper");
+}
+
+Tensor::Tensor(const Tensor& other)
+    : type_(other.type_), bytes_(other.data(), other.data() + other.byteSize()) {}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
+}
+
+Tensor::Tensor(Tensor&& other) noexcept
+    : type_(std::move(other.type_)), bytes_(std::move(other.bytes_)),
+      kept_(std::exchange(other.kept_, nullptr)), keeper_(std::move(other.keeper_)) {}
+
+Tensor& Tensor::operator=(Tensor&& other) noexcept {
+  type_ = std::move(other.type_);
+  bytes_ = std::move(other.bytes_);
+  kept_ = std::exchange(other.kept_, nullptr);
+  keeper_ = std::move(other.keeper_);
+  return *this;
+}
 
 uint16_t floatToHalf(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
@@ -131,22 +157,22 @@ void storeInt(uint8_t* p, DType t, int64_t i, int64_t v) {
 }
 
 double Tensor::getDouble(int64_t i) const {
-  return loadDouble(bytes_.data(), type_.dtype, i);
+  return loadDouble(data(), type_.dtype, i);
 }
 int64_t Tensor::getInt(int64_t i) const {
-  return loadInt(bytes_.data(), type_.dtype, i);
+  return loadInt(data(), type_.dtype, i);
 }
 void Tensor::setDouble(int64_t i, double v) {
-  storeDouble(bytes_.data(), type_.dtype, i, v);
+  storeDouble(data(), type_.dtype, i, v);
 }
 void Tensor::setInt(int64_t i, int64_t v) {
-  storeInt(bytes_.data(), type_.dtype, i, v);
+  storeInt(data(), type_.dtype, i, v);
 }
 
 std::vector<double> Tensor::toDoubles() const {
   std::vector<double> out(static_cast<size_t>(numel()));
   if (type_.dtype == DType::F32) {
-    const float* f = reinterpret_cast<const float*>(bytes_.data());
+    const float* f = reinterpret_cast<const float*>(data());
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = f[i];
   } else {
@@ -188,7 +214,8 @@ Tensor Tensor::fromInts(TensorType type, const std::vector<int64_t>& values) {
 }
 
 bool Tensor::identical(const Tensor& other) const {
-  return type_ == other.type_ && bytes_ == other.bytes_;
+  return type_ == other.type_ && byteSize() == other.byteSize() &&
+         (byteSize() == 0 || std::memcmp(data(), other.data(), byteSize()) == 0);
 }
 
 void copyAlong(const Tensor& src, int64_t srcAt, Tensor& dst, int64_t dstAt, int64_t dim,

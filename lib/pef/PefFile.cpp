@@ -1,29 +1,31 @@
 #include "shardc/pef/Pef.h"
 
 #include "pef.pb.h"
+#include "shardc/support/Digest.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace shardc {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'H', 'A', 'R', 'D', 'P', 'E', 'F'};
-constexpr size_t kHeaderSize = 24, kTrailerSize = 8;
+constexpr size_t kHeaderSize = 32, kTrailerSize = 8;
+// The weights block starts on a page (mapped, it is page-aligned in memory); each weight on a
+// cache line, as the kernels' vector loads prefer.
+constexpr uint64_t kBlockAlign = 4096, kWeightAlign = 64;
 
-constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
-
-uint64_t fnv1a(const char* p, size_t n, uint64_t h = kFnvOffset) {
-  for (size_t i = 0; i < n; ++i)
-    h = (h ^ static_cast<uint8_t>(p[i])) * 0x100000001b3ull;
-  return h;
+uint64_t roundUp(uint64_t n, uint64_t to) {
+  return (n + to - 1) / to * to;
 }
 
 template <typename T> void putLE(std::string& s, T v) {
@@ -164,7 +166,19 @@ std::string_view bufferKindName(BufferKind k) {
 
 namespace {
 
-pef::Package toPackage(const Pef& in) {
+// Each weight's offset in the weights block, and the block's length last.
+std::vector<uint64_t> weightOffsets(const Pef& in) {
+  std::vector<uint64_t> at;
+  uint64_t end = 0;
+  for (const auto& w : in.weights) {
+    at.push_back(roundUp(end, kWeightAlign));
+    end = at.back() + w.second.byteSize();
+  }
+  at.push_back(roundUp(end, kWeightAlign));
+  return at;
+}
+
+pef::Package toPackage(const Pef& in, const std::vector<uint64_t>& offsets) {
   pef::Package p;
   p.set_shardc_version(in.shardcVersion);
   for (const auto& a : in.compileArgs)
@@ -233,78 +247,102 @@ pef::Package toPackage(const Pef& in) {
     pt->set_micro_batches(t.microBatches);
     pt->set_precision(t.precision);
   }
-  for (const auto& [name, t] : in.weights) {
+  for (size_t i = 0; i < in.weights.size(); ++i) {
     auto* w = p.add_weights();
-    w->set_name(name);
-    toProto(PefTensor{name, t.type()}, w->mutable_spec());
-    w->set_data(reinterpret_cast<const char*>(t.data()), t.byteSize());
+    w->set_name(in.weights[i].first);
+    toProto(PefTensor{in.weights[i].first, in.weights[i].second.type()}, w->mutable_spec());
+    w->set_offset(static_cast<int64_t>(offsets[i]));
   }
   return p;
 }
 
-// The payload's size, refused past protobuf's limit on one message.
-size_t payloadSize(const pef::Package& p) {
+// The payload, refused past protobuf's limit on one message.
+std::string serializePayload(const pef::Package& p) {
   size_t size = p.ByteSizeLong();
   if (size > static_cast<size_t>(INT_MAX))
-    throw Error("cannot serialize the PEF: " + std::to_string(size) +
+    throw Error("cannot serialize the PEF: its program and plans take " + std::to_string(size) +
                 " bytes, over protobuf's 2 GiB message limit");
-  return size;
-}
-
-std::string header(size_t payloadBytes) {
-  std::string out(kMagic, sizeof kMagic);
-  putLE<uint32_t>(out, kPefFormatVersion);
-  putLE<uint32_t>(out, 0);
-  putLE<uint64_t>(out, payloadBytes);
+  std::string out;
+  out.reserve(size);
+  if (!p.SerializeToString(&out)) throw Error("cannot serialize the PEF");
   return out;
 }
 
-// Protobuf's output in pieces, hashed and appended to the file as they come.
-class HashingFileStream : public google::protobuf::io::CopyingOutputStream {
-public:
-  explicit HashingFileStream(AtomicFileWriter& out) : out_(out) {}
-  void append(const char* data, size_t size) {
-    hash = fnv1a(data, size, hash);
-    out_.append(data, size);
-  }
-  bool Write(const void* buffer, int size) override {
-    try { // protobuf's code between here and the caller is not written for exceptions
-      append(static_cast<const char*>(buffer), static_cast<size_t>(size));
-      return true;
-    } catch (const Error& e) {
-      error = e.what();
-      return false;
-    }
-  }
-  uint64_t hash = kFnvOffset;
-  std::string error;
-
-private:
-  AtomicFileWriter& out_;
+// Bytes of the weights block: `bytes` at `offset`, in increasing offsets.
+struct BlockPiece {
+  const void* bytes;
+  size_t size;
+  uint64_t offset;
 };
+
+// The file's bytes in order, each piece given to `sink` and digested; the checksum last.
+void emitPef(const std::string& payload, const std::vector<BlockPiece>& block, uint64_t blockBytes,
+             const std::function<void(const char*, size_t)>& sink) {
+  StreamDigest digest;
+  auto put = [&](const void* data, size_t n) {
+    digest.update(data, n);
+    sink(static_cast<const char*>(data), n);
+  };
+  static const std::string zeros(kBlockAlign, '\0');
+  auto pad = [&](uint64_t n) {
+    for (; n > 0; n -= std::min<uint64_t>(n, kBlockAlign))
+      put(zeros.data(), std::min<uint64_t>(n, kBlockAlign));
+  };
+  std::string head(kMagic, sizeof kMagic);
+  putLE<uint32_t>(head, kPefFormatVersion);
+  putLE<uint32_t>(head, 0);
+  putLE<uint64_t>(head, payload.size());
+  putLE<uint64_t>(head, blockBytes);
+  put(head.data(), head.size());
+  put(payload.data(), payload.size());
+  uint64_t before = kHeaderSize + payload.size();
+  pad(roundUp(before, kBlockAlign) - before);
+  uint64_t at = 0;
+  for (const BlockPiece& b : block) {
+    pad(b.offset - at);
+    put(b.bytes, b.size);
+    at = b.offset + b.size;
+  }
+  pad(blockBytes - at);
+  std::string trailer;
+  putLE<uint64_t>(trailer, digest.finish());
+  sink(trailer.data(), trailer.size());
+}
+
+// `pef`'s file, piece by piece.
+void emitPef(const Pef& pef, const std::function<void(const char*, size_t)>& sink) {
+  std::vector<uint64_t> offsets = weightOffsets(pef);
+  std::vector<BlockPiece> block;
+  for (size_t i = 0; i < pef.weights.size(); ++i)
+    block.push_back({pef.weights[i].second.data(), pef.weights[i].second.byteSize(), offsets[i]});
+  emitPef(serializePayload(toPackage(pef, offsets)), block, offsets.back(), sink);
+}
 
 } // namespace
 
 std::string serializePef(const Pef& in) {
-  pef::Package p = toPackage(in);
-  std::string payload;
-  payload.reserve(payloadSize(p));
-  if (!p.SerializeToString(&payload)) throw Error("cannot serialize the PEF");
-  return wrapPefPayload(payload);
-}
-
-std::string wrapPefPayload(const std::string& payload) {
-  std::string out = header(payload.size());
-  out += payload;
-  putLE<uint64_t>(out, fnv1a(out.data(), out.size()));
+  std::string out;
+  emitPef(in, [&](const char* data, size_t n) { out.append(data, n); });
   return out;
 }
 
-Pef parsePef(const std::string& bytes, const std::string& path) {
-  if (bytes.size() < kHeaderSize + kTrailerSize ||
-      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+std::string wrapPefPayload(const std::string& payload, const std::string& weights) {
+  std::string out;
+  emitPef(payload, {{weights.data(), weights.size(), 0}}, weights.size(),
+          [&](const char* data, size_t n) { out.append(data, n); });
+  return out;
+}
+
+namespace {
+
+// A PEF's bytes at `base`: the weights are tensors over them, kept alive by `keeper`, or with
+// no keeper copies.
+Pef parseImage(uint8_t* base, size_t size, const std::string& path,
+               const std::shared_ptr<const void>& keeper) {
+  const char* bytes = reinterpret_cast<const char*>(base);
+  if (size < kHeaderSize + kTrailerSize || std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
     throw Error(path + ": not a shardc PEF file (bad magic or too short)");
-  uint32_t version = getLE<uint32_t>(bytes.data() + 8);
+  uint32_t version = getLE<uint32_t>(bytes + 8);
   if (version > kPefFormatVersion)
     throw Error(path + ": PEF format version " + std::to_string(version) +
                 " is newer than this shardc reads (" + std::to_string(kPefFormatVersion) +
@@ -312,18 +350,23 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
   if (version == 0) throw Error(path + ": corrupt PEF header (format version 0)");
   if (version < kPefFormatVersion)
     throw Error(path + ": PEF format version " + std::to_string(version) +
-                " has no executable plan (this shardc reads version " +
-                std::to_string(kPefFormatVersion) + "); recompile the model with shardc compile");
-  uint64_t length = getLE<uint64_t>(bytes.data() + 16);
-  if (length != bytes.size() - kHeaderSize - kTrailerSize)
+                " is older than this shardc reads (" + std::to_string(kPefFormatVersion) +
+                "); recompile the model with shardc compile");
+  uint64_t length = getLE<uint64_t>(bytes + 16), blockBytes = getLE<uint64_t>(bytes + 24);
+  uint64_t room = size - kHeaderSize - kTrailerSize;
+  uint64_t blockAt = length <= room ? roundUp(kHeaderSize + length, kBlockAlign) : 0;
+  if (length > room || blockBytes > room || blockAt + blockBytes + kTrailerSize != size)
     throw Error(path + ": PEF is truncated or has trailing bytes (header says " +
-                std::to_string(length) + " payload bytes, file has " +
-                std::to_string(bytes.size() - kHeaderSize - kTrailerSize) + ")");
-  uint64_t stored = getLE<uint64_t>(bytes.data() + bytes.size() - kTrailerSize);
-  if (stored != fnv1a(bytes.data(), bytes.size() - kTrailerSize))
+                std::to_string(length) + " payload bytes and " + std::to_string(blockBytes) +
+                " bytes of weights, the file has " + std::to_string(size) + " bytes)");
+  uint64_t stored = getLE<uint64_t>(bytes + size - kTrailerSize);
+  StreamDigest digest;
+  digest.update(bytes, size - kTrailerSize);
+  if (stored != digest.finish())
     throw Error(path + ": PEF checksum mismatch: the file is corrupt or was modified");
   pef::Package p;
-  if (!p.ParseFromArray(bytes.data() + kHeaderSize, static_cast<int>(length)))
+  if (length > static_cast<uint64_t>(INT_MAX) ||
+      !p.ParseFromArray(bytes + kHeaderSize, static_cast<int>(length)))
     throw Error(path + ": PEF payload does not parse");
   Pef out;
   out.checksum = stored;
@@ -396,41 +439,70 @@ Pef parsePef(const std::string& bytes, const std::string& path) {
                                std::max<int64_t>(t.micro_batches(), 1),
                                t.precision().empty() ? "f32" : t.precision()};
   }
+  std::vector<std::pair<uint64_t, uint64_t>> spans; // [offset, end) of each weight
   for (const auto& w : p.weights()) {
     PefTensor spec = fromProto(w.spec(), path);
-    // Compared before anything is allocated: a forged shape must not allocate terabytes.
-    if (static_cast<int64_t>(w.data().size()) != spec.type.bytes())
-      throw Error(path + ": weight '" + w.name() + "' holds " + std::to_string(w.data().size()) +
-                  " bytes, " + spec.type.str() + " needs " + std::to_string(spec.type.bytes()));
+    // Checked before anything is allocated: a forged shape must not allocate terabytes.
+    uint64_t at = static_cast<uint64_t>(w.offset()), n = static_cast<uint64_t>(spec.type.bytes());
+    if (!w.data().empty() || w.offset() < 0 || at % kWeightAlign != 0 || at > blockBytes ||
+        n > blockBytes - at)
+      throw Error(path + ": weight '" + w.name() + "' (" + spec.type.str() + ", " +
+                  std::to_string(n) + " bytes at offset " + std::to_string(w.offset()) +
+                  ") does not lie on a 64-byte boundary inside the " + std::to_string(blockBytes) +
+                  "-byte weights block");
+    spans.emplace_back(at, at + n);
+    uint8_t* from = base + blockAt + at;
+    if (keeper && n > 0) {
+      out.weights.emplace_back(w.name(), Tensor(spec.type, from, keeper));
+      continue;
+    }
     Tensor t(spec.type);
-    if (t.byteSize()) std::memcpy(t.data(), w.data().data(), t.byteSize());
+    if (n) std::memcpy(t.data(), from, n);
     out.weights.emplace_back(w.name(), std::move(t));
   }
+  // Weights share no bytes: a step writes each in place.
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].first < spans[i - 1].second)
+      throw Error(path + ": two weights overlap in the weights block (at offset " +
+                  std::to_string(spans[i].first) + ")");
   return out;
 }
 
+} // namespace
+
+Pef parsePef(const std::string& bytes, const std::string& path) {
+  return parseImage(reinterpret_cast<uint8_t*>(const_cast<char*>(bytes.data())), bytes.size(), path,
+                    nullptr);
+}
+
 int64_t writePef(const std::string& path, const Pef& pef) {
-  pef::Package p = toPackage(pef);
-  size_t size = payloadSize(p);
   AtomicFileWriter file(path);
-  HashingFileStream out(file);
-  std::string head = header(size);
-  out.append(head.data(), head.size());
-  {
-    google::protobuf::io::CopyingOutputStreamAdaptor stream(&out, 1 << 20);
-    bool ok = p.SerializeToZeroCopyStream(&stream);
-    ok = stream.Flush() && ok;
-    if (!ok) throw Error(out.error.empty() ? path + ": cannot serialize the PEF" : out.error);
-  }
-  std::string trailer;
-  putLE<uint64_t>(trailer, out.hash);
-  out.append(trailer.data(), trailer.size());
+  int64_t written = 0;
+  emitPef(pef, [&](const char* data, size_t n) {
+    file.append(data, n);
+    written += static_cast<int64_t>(n);
+  });
   file.commit();
-  return static_cast<int64_t>(head.size() + size + trailer.size());
+  return written;
 }
 
 Pef readPef(const std::string& path) {
-  return parsePef(readFile(path), path);
+  size_t size = 0;
+  int fd = openRegularFile(path, size);
+  if (size < kHeaderSize + kTrailerSize) {
+    ::close(fd);
+    throw Error(path + ": not a shardc PEF file (bad magic or too short)");
+  }
+  // Private: a training step's writes to the weights stay in this process's pages. Populated:
+  // the checksum reads every page at once, faster than one fault per page.
+  void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  int err = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(err));
+  std::shared_ptr<const void> keeper(
+      map, [size](const void* m) { ::munmap(const_cast<void*>(m), size); });
+  return parseImage(static_cast<uint8_t*>(map), size, path, keeper);
 }
 
 std::string checksumText(uint64_t checksum) {

@@ -36,6 +36,8 @@ from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "test", "Inputs"))
+from pef_file import HEADER, TRAILER, pef_file, pef_parts, seal  # noqa: E402
 
 
 class Corpus:
@@ -728,21 +730,6 @@ def onnx_cases(c):
 # ---------------------------------------------------------------------------------------
 # pef: bad PEF files for run and inspect.
 
-HEADER, TRAILER = 24, 8
-
-
-def fnv1a(b):
-    h = 0xcbf29ce484222325
-    for ch in b:
-        h = ((h ^ ch) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-def seal(body):
-    """`body` (header and payload) with its checksum appended."""
-    return body + struct.pack("<Q", fnv1a(body))
-
-
 def pef_cases(c):
     cls = "pef"
     proto_dir = os.path.join(c.root, "_proto")
@@ -779,7 +766,7 @@ def pef_cases(c):
         c.add(cls, name + "-inspect", ["inspect", path])
 
     # Truncations and appended bytes.
-    for at in [1, 7, 8, 16, 23, 24, 25, 100, len(base) // 2, len(base) - 9, len(base) - 8,
+    for at in [1, 7, 8, 16, 23, 24, 25, 31, 32, 33, 100, len(base) // 2, len(base) - 9, len(base) - 8,
                len(base) - 1]:
         both("truncated-at-%d" % at, base[:at], inspect=at in (8, 24, len(base) // 2, len(base) - 1))
     both("trailing-byte", base + b"\0")
@@ -793,15 +780,17 @@ def pef_cases(c):
     body = base[:-TRAILER]
     both("wrong-magic", seal(b"SHARDPEG" + body[8:]))
     both("lowercase-magic", seal(b"shardpef" + body[8:]), inspect=False)
-    for v in [0, 1, 3, 0xFFFFFFFF]:
-        both("version-%d" % v, seal(body[:8] + struct.pack("<I", v) + body[12:]), inspect=v in (0, 3))
+    for v in [0, 1, 2, 4, 0xFFFFFFFF]:
+        both("version-%d" % v, seal(body[:8] + struct.pack("<I", v) + body[12:]), inspect=v in (0, 2))
     both("length-too-big", seal(body[:16] + struct.pack("<Q", len(body)) + body[24:]))
     both("length-huge", seal(body[:16] + struct.pack("<Q", 1 << 63) + body[24:]))
     both("length-too-small", seal(body[:16] + struct.pack("<Q", len(body) - 40) + body[24:]), inspect=False)
     payload = body[HEADER:]
     both("payload-garbage", seal(body[:HEADER] + b"\xff" * len(payload)))
-    both("payload-not-protobuf-short",
-         seal(body[:16] + struct.pack("<Q", 5) + b"\x0a\xff\xff\xff\x0f"))
+    both("payload-not-protobuf-short", pef_file(b"\x0a\xff\xff\xff\x0f", b"", base))
+    both("weights-length-too-big", seal(body[:24] + struct.pack("<Q", len(body)) + body[32:]))
+    both("weights-length-huge", seal(body[:24] + struct.pack("<Q", 1 << 63) + body[32:]))
+    both("weights-length-too-small", seal(body[:24] + struct.pack("<Q", 8) + body[32:]), inspect=False)
     # Other file types.
     for name, src in [("onnx-file", "test/import/Inputs/gpt/model.onnx"),
                       ("npy-file", "test/import/Inputs/gpt/idx.npy"),
@@ -813,12 +802,11 @@ def pef_cases(c):
     # Checksum-valid forgeries of the package.
     def package(src=base):
         p = pef_pb2.Package()
-        p.ParseFromString(src[HEADER:-TRAILER])
+        p.ParseFromString(pef_parts(src)[0])
         return p
 
     def forge(p, src=base):
-        data = p.SerializeToString()
-        return seal(src[:16] + struct.pack("<Q", len(data)) + data)
+        return pef_file(p.SerializeToString(), pef_parts(src)[1], src)
 
     def edit(fn, src=base):
         p = package(src)
@@ -861,7 +849,11 @@ def pef_cases(c):
         "weight-removed": lambda p: p.weights.__delitem__(len(p.weights) - 1),
         "weight-extra": lambda p: p.weights.append(p.weights[0]) or setattr(p.weights[-1], "name", "extra"),
         "weight-twice": lambda p: p.weights.append(p.weights[0]),
-        "weight-data-short": lambda p: setattr(p.weights[0], "data", p.weights[0].data[:-4]),
+        "weight-bytes-in-message": lambda p: setattr(p.weights[0], "data", b"\0" * 4),
+        "weight-offset-outside": lambda p: setattr(p.weights[-1], "offset", 1 << 40),
+        "weight-offset-unaligned": lambda p: setattr(p.weights[0], "offset", p.weights[0].offset + 4),
+        "weight-offset-negative": lambda p: setattr(p.weights[0], "offset", -64),
+        "weights-overlap": lambda p: setattr(p.weights[1], "offset", p.weights[0].offset),
         "weight-other-shape": lambda p: p.weights[0].spec.shape.__setitem__(0, 32) or p.weights[0].spec.shape.__setitem__(1, 64),
         "weight-other-dtype": lambda p: setattr(p.weights[0].spec, "dtype", "i32"),
         "weight-unknown-dtype": lambda p: setattr(p.weights[0].spec, "dtype", "f128"),

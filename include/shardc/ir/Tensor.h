@@ -1,6 +1,8 @@
 // A host tensor: a tensor type and its elements, row-major, in the dtype's own
 // little-endian layout (f16/bf16 as raw 16-bit patterns, i1 as one byte 0/1).
-// Used for constants in the IR, for interpreter values and for .npy files.
+// Used for constants in the IR, for interpreter values and for .npy files. The elements are
+// the tensor's own, or bytes that a keeper holds (a PEF's weights in its mapped file): read
+// and written in place, never copied until the tensor is.
 #pragma once
 
 #include "shardc/ir/Types.h"
@@ -8,6 +10,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace shardc {
@@ -16,14 +19,25 @@ class Tensor {
 public:
   Tensor() = default;
   explicit Tensor(TensorType type);
+  // The type's bytes at `bytes`, which `keeper` keeps valid (and writable) while any tensor
+  // holds it.
+  Tensor(TensorType type, uint8_t* bytes, std::shared_ptr<const void> keeper);
+  // A copy owns its bytes.
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(Tensor&& other) noexcept;
+  ~Tensor() = default;
 
   const TensorType& type() const { return type_; }
   DType dtype() const { return type_.dtype; }
   const Shape& shape() const { return type_.shape; }
   int64_t numel() const { return type_.numel(); }
-  const uint8_t* data() const { return bytes_.data(); }
-  uint8_t* data() { return bytes_.data(); }
-  size_t byteSize() const { return bytes_.size(); }
+  const uint8_t* data() const { return kept_ ? kept_ : bytes_.data(); }
+  uint8_t* data() { return kept_ ? kept_ : bytes_.data(); }
+  size_t byteSize() const { return kept_ ? static_cast<size_t>(type_.bytes()) : bytes_.size(); }
+  // Whether the bytes are a keeper's (not the tensor's own).
+  bool kept() const { return kept_ != nullptr; }
 
   // Element access through the widest type of the dtype's family. Floats read and written
   // as double (writes round to the dtype); integers and bools as int64 (writes truncate to
@@ -45,6 +59,8 @@ public:
 private:
   TensorType type_;
   std::vector<uint8_t> bytes_;
+  uint8_t* kept_ = nullptr; // set: the bytes are keeper_'s
+  std::shared_ptr<const void> keeper_;
 };
 
 // Copies `len` positions along dimension `dim`: src[..., srcAt + j, ...] -> dst[..., dstAt +

@@ -1,8 +1,12 @@
 // PEF: shardc's executable package. On disk:
 //   "SHARDPEF" | u32 format version | u32 reserved (0) | u64 payload length |
-//   payload (the shardc.pef.Package protobuf, lib/pef/pef.proto) | u64 FNV-1a-64 checksum
-// of every byte before it; integers little-endian. The checksum detects any single changed
-// byte and any truncation (it is not a signature).
+//   u64 weights length | payload (the shardc.pef.Package protobuf, lib/pef/pef.proto) |
+//   zeros to a multiple of 4096 bytes | the weights block (each weight's bytes at a multiple
+//   of 64 bytes, zeros between) | u64 checksum (StreamDigest) of every byte before it;
+// integers little-endian. The checksum detects any single changed byte and any truncation (it
+// is not a signature). The weights stay out of the protobuf message, so that readPef maps them
+// from the file instead of parsing and copying them, and a PEF's weights are not bounded by
+// protobuf's 2 GiB message limit.
 #pragma once
 
 #include "shardc/dataflow/Sections.h"
@@ -21,8 +25,9 @@ namespace shardc {
 class Value;
 class Module;
 
-// Version 2 added the executable plan; version 1 PEFs are refused (recompile them).
-inline constexpr uint32_t kPefFormatVersion = 2;
+// Version 2 added the executable plan, version 3 the weights block; older PEFs are refused
+// (recompile them).
+inline constexpr uint32_t kPefFormatVersion = 3;
 
 enum class BufferKind { Input, Param, OptState, Output };
 std::string_view bufferKindName(BufferKind k);
@@ -91,13 +96,17 @@ struct Pef {
 
 // Container format only: header, checksum, protobuf. Throws shardc::Error naming `path`.
 std::string serializePef(const Pef& pef);
-// The container around a protobuf payload (header, payload, checksum): serializePef's last
-// step, and how the PEF fuzzer makes files whose checksum holds.
-std::string wrapPefPayload(const std::string& payload);
+// The container around a protobuf payload and a weights block: how the PEF fuzzer makes files
+// whose checksum holds.
+std::string wrapPefPayload(const std::string& payload, const std::string& weights = "");
+// The weights are copies of `bytes`' (the tensors own them).
 Pef parsePef(const std::string& bytes, const std::string& path);
-// Writes `pef` atomically (see AtomicFileWriter), the payload streamed to the file rather than
-// assembled in memory first; returns the file's bytes.
+// Writes `pef` atomically (see AtomicFileWriter), each weight written from its tensor (the
+// file is not assembled in memory first); returns the file's bytes.
 int64_t writePef(const std::string& path, const Pef& pef);
+// Maps the file (private, copy on write): the weights are tensors over the mapping, which the
+// kernels read and a training step updates in place without writing the file. The whole file
+// is checksummed first.
 Pef readPef(const std::string& path);
 // A checksum as 16 hex digits, as inspect --json and run --stats-json name their PEF.
 std::string checksumText(uint64_t checksum);
