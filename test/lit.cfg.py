@@ -39,3 +39,6 @@ if mpirun:
     # LeakSanitizer cannot name them); leaks are checked on the in-process runs instead.
     config.substitutions.append(
         ("%mpirun", mpirun + " --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0"))
+# The GEMM library choices runs time and cache (GemmChoice.h) go to the build tree, not to the
+# user's cache folder.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root, "cache")

@@ -4,6 +4,7 @@
 #include "RunStats.h"
 
 #include "shardc/collectives/MpiCollectives.h"
+#include "shardc/exec/GemmChoice.h"
 #include "shardc/io/Npy.h"
 #include "shardc/io/Npz.h"
 #include "shardc/ir/IR.h"
@@ -106,6 +107,10 @@ void printStepStats(RunState& s) {
   for (const auto& [stage, sec] : s.stageSeconds)
     std::printf(" %s %.6f", stage.c_str(), sec);
   std::printf("\n");
+  std::vector<std::string> gemms = gemmChoices();
+  if (!gemms.empty()) std::printf("GEMM library by shape, the faster timed on this machine:\n");
+  for (const std::string& g : gemms)
+    std::printf("  %s\n", g.c_str());
   ExecStats times = s.exec->times();
   std::vector<std::pair<double, std::string>> ops;
   for (const auto& [op, sec] : times.secondsByKernel)

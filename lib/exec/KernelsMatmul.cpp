@@ -2,13 +2,15 @@
 // strides, a transposed result stored with permuted strides, and the step's epilogue (bias
 // or residual add, sub, mul, and relu/tanh/sigmoid/exp/abs) applied as post-ops before the
 // result is stored. A step that is one GEMM (every matmul but the batched ones of attention,
-// and weight gradients summed over the batch) runs on OpenBLAS instead, where it is faster
-// (OpenBlas.h); its epilogue then runs as a lane program over each thread's rows of the
+// and weight gradients summed over the batch) of 2^24 FLOPs or more may run on OpenBLAS
+// instead: whichever library is faster on this machine for its shape, timed once
+// (GemmChoice.h); its epilogue then runs as a lane program over each thread's rows of the
 // product as soon as the thread has computed them.
 #include "DnnlGlue.h"
 #include "Kernel.h"
 #include "LaneProgram.h"
 #include "OpenBlas.h"
+#include "shardc/exec/GemmChoice.h"
 
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpNames.h"
@@ -132,6 +134,11 @@ bool blasGemm(const memory::dims& ad, const memory::dims& as, const memory::dims
   return blasSized(g.m, g.n, g.k) && std::max({g.lda, g.ldb, g.ldc}) < kBlasInt;
 }
 
+// A zeroed f32 buffer of `bytes`, for timing a GEMM on.
+std::vector<float> timingBuffer(size_t bytes) {
+  return std::vector<float>(bytes / sizeof(float) + 1, 0.0f);
+}
+
 class MatmulKernel : public Kernel {
 public:
   explicit MatmulKernel(const BindArgs& a) {
@@ -217,10 +224,15 @@ public:
       }
     if (!a.stored(cur)) throw Error("step 'matmul': its result is never stored");
     dstId_ = a.num.id(cur);
-    if (flops_ >= kBlasFlops && openblas::available() && (po.len() == 0 || cur == epilogueEnd) &&
-        blasGemm(ad, as, bd, bs, od, os, blas_) && (po.len() == 0 || blas_.ldc == blas_.n)) {
+    bool blasOk =
+        flops_ >= kBlasFlops && openblas::available() && (po.len() == 0 || cur == epilogueEnd) &&
+        blasGemm(ad, as, bd, bs, od, os, blas_) && (po.len() == 0 || blas_.ldc == blas_.n);
+    auto onBlas = [&] {
       useBlas_ = true;
-      if (po.len() > 0) bindEpilogue(a, *mm);
+      if (po.len() > 0 && !epilogue_) bindEpilogue(a, *mm);
+    };
+    if (blasOk && openblas::chosenByUser()) {
+      onBlas();
       return;
     }
     dnnl::primitive_attr attr;
@@ -253,8 +265,57 @@ public:
                             "' with transposes read as strides");
       prim_ = dnnl::matmul(pd);
     } catch (const dnnl::error& e) {
+      if (blasOk) {
+        onBlas();
+        return;
+      }
       throw Error(std::string("oneDNN has no matmul for this step: ") + e.what());
     }
+    if (blasOk &&
+        gemmOnOpenBlas(gemmKey("gemm"), [&] { return timeGemm(a, ad, as, bd, bs, od, os); }))
+      onBlas();
+  }
+
+  // The GEMM as the choice names it: its shape, layout and threads.
+  std::string gemmKey(const char* kind) const {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s:m%lld,n%lld,k%lld,%c%c,ld%lld,%lld,%lld,threads%d", kind,
+                  static_cast<long long>(blas_.m), static_cast<long long>(blas_.n),
+                  static_cast<long long>(blas_.k), blas_.ta ? 't' : 'n', blas_.tb ? 't' : 'n',
+                  static_cast<long long>(blas_.lda), static_cast<long long>(blas_.ldb),
+                  static_cast<long long>(blas_.ldc), omp_get_max_threads());
+    return buf;
+  }
+
+  // Both libraries on this step's GEMM (its epilogue left out: it costs both alike), on
+  // zeroed buffers laid out as the step's operands.
+  GemmTimes timeGemm(const BindArgs& a, const memory::dims& ad, const memory::dims& as,
+                     const memory::dims& bd, const memory::dims& bs, const memory::dims& od,
+                     const memory::dims& os) const {
+    memory::desc src = dnnl_glue::f32Desc(ad, as), wei = dnnl_glue::f32Desc(bd, bs),
+                 dst = dnnl_glue::f32Desc(od, os);
+    std::vector<float> x = timingBuffer(src.get_size()), w = timingBuffer(wei.get_size()),
+                       y = timingBuffer(dst.get_size());
+    const dnnl::engine& e = a.dnnl->engine;
+    dnnl::matmul plain(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), e));
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, e, x.data())},
+                                         {DNNL_ARG_WEIGHTS, memory(wei, e, w.data())},
+                                         {DNNL_ARG_DST, memory(dst, e, y.data())}};
+    return timeBoth(x.data(), w.data(), y.data(), [&] {
+      plain.execute(a.dnnl->stream, args);
+      a.dnnl->stream.wait();
+    });
+  }
+
+  // OpenBLAS's run of blas_ on (x, w, y) against `onednn`, three times each after a warm-up.
+  GemmTimes timeBoth(const float* x, const float* w, float* y,
+                     const std::function<void()>& onednn) const {
+    ExecContext ctx;
+    int threads = omp_get_max_threads();
+    GemmTimes t;
+    t.openblas = leastSeconds(3, [&] { blas_.run(ctx, threads, x, w, y, nullptr); });
+    t.onednn = leastSeconds(3, onednn);
+    return t;
   }
 
   // The ops after the matmul (and the broadcasts of their operands) as a lane program that
@@ -315,11 +376,9 @@ public:
     srcId_ = a.num.id(x);
     weiId_ = a.num.id(mm.operand(1));
     dstId_ = a.num.id(red->result(0));
-    if (flops_ >= kBlasFlops && openblas::available() && blasSized(k, n, rows)) {
-      blas_ = {true, false, k, n, rows, k, n, n};
-      useBlas_ = true;
-      return true;
-    }
+    bool blasOk = flops_ >= kBlasFlops && openblas::available() && blasSized(k, n, rows);
+    if (blasOk) blas_ = {true, false, k, n, rows, k, n, n};
+    if (blasOk && openblas::chosenByUser()) return useBlas_ = true;
     bool copy = k > n && flops_ >= kBlasFlops;
     transposedDesc_ = dnnl_glue::f32Desc({k, rows}, {1, k});
     srcDesc_ = copy ? dnnl_glue::f32Desc({k, rows}, {rows, 1}) : transposedDesc_;
@@ -334,9 +393,32 @@ public:
         scratchBytes_ = k * rows * static_cast<int64_t>(sizeof(float));
       }
     } catch (const dnnl::error& e) {
+      if (blasOk) return useBlas_ = true;
       throw Error(std::string("oneDNN has no matmul for this step: ") + e.what());
     }
+    if (blasOk && gemmOnOpenBlas(gemmKey("batch-summed"), [&] { return timeBatchSummed(a); })) {
+      useBlas_ = true;
+      scratchBytes_ = 0; // OpenBLAS reads X^T as it is
+    }
     return true;
+  }
+
+  // Both libraries on this weight gradient, as run() runs each (oneDNN with its copy of X^T).
+  GemmTimes timeBatchSummed(const BindArgs& a) const {
+    std::vector<float> x = timingBuffer(transposedDesc_.get_size()),
+                       g = timingBuffer(weiDesc_.get_size()), y = timingBuffer(dstDesc_.get_size()),
+                       plain = timingBuffer(static_cast<size_t>(scratchBytes_));
+    const dnnl::engine& e = a.dnnl->engine;
+    memory src(srcDesc_, e, scratchBytes_ ? plain.data() : x.data()),
+        transposed(transposedDesc_, e, x.data());
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
+                                         {DNNL_ARG_WEIGHTS, memory(weiDesc_, e, g.data())},
+                                         {DNNL_ARG_DST, memory(dstDesc_, e, y.data())}};
+    return timeBoth(x.data(), g.data(), y.data(), [&] {
+      if (scratchBytes_) transpose_.execute(a.dnnl->stream, transposed, src);
+      prim_.execute(a.dnnl->stream, args);
+      a.dnnl->stream.wait();
+    });
   }
 
   int64_t scratchBytes() const override { return scratchBytes_; }

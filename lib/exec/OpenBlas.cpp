@@ -21,8 +21,10 @@ constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
                          float, float*, int);
 using SetThreadsFn = void (*)(int);
+using ConfigFn = char* (*)();
 
 SgemmFn gemmFn = nullptr;
+std::string libraryConfig; // openblas_get_config(): version, core type, threading
 std::string loadError = "shardc was built without libopenblas0-pthread";
 std::string choice; // SHARDC_GEMM, read once with the loading
 
@@ -60,6 +62,8 @@ void load() {
     return;
   }
   threads(1); // every call on its caller
+  if (auto config = reinterpret_cast<ConfigFn>(dlsym(lib, "openblas_get_config")))
+    libraryConfig = config();
   gemmFn = gemm;
 #endif
 }
@@ -71,6 +75,15 @@ SgemmFn loaded() {
 }
 
 } // namespace
+
+bool chosenByUser() {
+  loaded();
+  return !choice.empty();
+}
+
+std::string config() {
+  return loaded() ? libraryConfig : "";
+}
 
 bool available() {
   bool ok = loaded() != nullptr;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace shardc::openblas {
 
@@ -13,6 +14,12 @@ namespace shardc::openblas {
 // onednn; unset: OpenBLAS where it loads) does not say oneDNN. Throws shardc::Error for
 // another SHARDC_GEMM, or for openblas when the library does not load.
 bool available();
+
+// Whether SHARDC_GEMM names the library (else each GEMM shape's library is measured,
+// GemmChoice.h).
+bool chosenByUser();
+// The loaded library's own description (version, core type); "" when it did not load.
+std::string config();
 
 // Row-major C = op(A) op(B) + beta C on the calling thread only; A is m x k after op, B
 // k x n, C m x n. Safe to call from several threads at once.

@@ -1,0 +1,162 @@
+#include "shardc/exec/GemmChoice.h"
+
+#include "OpenBlas.h"
+
+#include "shardc/support/Digest.h"
+#include "shardc/support/Error.h"
+#include "shardc/support/FileUtil.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <dnnl.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace shardc {
+namespace {
+
+struct Choice {
+  bool openblas = false;
+  GemmTimes times;
+  std::string source; // "measured now" or "cached in FILE"
+  bool used = false;  // by this process
+};
+
+std::mutex mu;
+std::map<std::string, Choice> decided; // by key, under mu
+bool cacheRead = false;
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      return colon == std::string::npos ? line
+                                        : line.substr(line.find_first_not_of(" ", colon + 1));
+    }
+  return "unknown CPU";
+}
+
+// What a timing depends on besides the shape: the CPU and both libraries' builds.
+const std::string& machine() {
+  static const std::string m = [] {
+    const dnnl_version_t* v = dnnl_version();
+    return cpuModel() + " | OpenBLAS " + openblas::config() + " | oneDNN " +
+           std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+           std::to_string(v->patch);
+  }();
+  return m;
+}
+
+// The machine's cache file, "" when the user has no cache folder.
+std::string cachePath() {
+  std::string dir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    dir = x;
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    dir = std::string(h) + "/.cache";
+  else
+    return "";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(digestBytes(machine().data(), machine().size())));
+  return dir + "/shardc/gemm-" + hex + ".txt";
+}
+
+// Lines "KEY openblas|onednn OPENBLAS_SECONDS ONEDNN_SECONDS" after a "# MACHINE" line. A cache
+// only saves time: a file that does not parse, or names another machine, is ignored.
+void readCache(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line) || line != "# " + machine()) return;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key, library;
+    Choice c;
+    if (!(fields >> key >> library >> c.times.openblas >> c.times.onednn) ||
+        (library != "openblas" && library != "onednn"))
+      continue;
+    c.openblas = library == "openblas";
+    c.source = "cached in " + path;
+    decided.emplace(key, c);
+  }
+}
+
+// Adds `key` to the file, keeping what other processes wrote meanwhile. Best effort: a cache
+// that cannot be written is left as it is, and the next run measures again.
+void writeCache(const std::string& path, const std::string& key, const Choice& c) {
+  std::string text;
+  {
+    std::ifstream in(path);
+    std::string line;
+    if (std::getline(in, line) && line == "# " + machine())
+      for (text = line + "\n"; std::getline(in, line);)
+        text += line + "\n";
+  }
+  if (text.empty()) text = "# " + machine() + "\n";
+  char times[64];
+  std::snprintf(times, sizeof times, " %.9g %.9g\n", c.times.openblas, c.times.onednn);
+  text += key + (c.openblas ? " openblas" : " onednn") + times;
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    if (!ec) writeFileAtomic(path, text);
+  } catch (const Error&) {
+  }
+}
+
+} // namespace
+
+bool gemmOnOpenBlas(const std::string& key, const std::function<GemmTimes()>& measure) {
+  std::lock_guard<std::mutex> lock(mu);
+  std::string path = cachePath();
+  if (!cacheRead && !path.empty()) readCache(path);
+  cacheRead = true;
+  if (auto it = decided.find(key); it != decided.end()) {
+    it->second.used = true;
+    return it->second.openblas;
+  }
+  Choice c;
+  c.used = true;
+  c.times = measure();
+  c.openblas = c.times.openblas <= c.times.onednn;
+  c.source = "measured now";
+  decided.emplace(key, c);
+  if (!path.empty()) writeCache(path, key, c);
+  return c.openblas;
+}
+
+std::vector<std::string> gemmChoices() {
+  std::lock_guard<std::mutex> lock(mu);
+  std::vector<std::string> out;
+  for (const auto& [key, c] : decided) {
+    if (!c.used) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " (openblas %.3f ms, onednn %.3f ms, ", c.times.openblas * 1e3,
+                  c.times.onednn * 1e3);
+    out.push_back(key + ": " + (c.openblas ? "openblas" : "onednn") + buf + c.source + ")");
+  }
+  return out;
+}
+
+double leastSeconds(int reps, const std::function<void()>& fn) {
+  auto t0 = std::chrono::steady_clock::now();
+  fn();
+  // A call long enough to time is timed once: the choice stays within a few calls' time.
+  if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > 0.02) reps = 1;
+  double best = 0;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = i == 0 ? s : std::min(best, s);
+  }
+  return best;
+}
+
+} // namespace shardc
