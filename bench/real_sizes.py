@@ -9,17 +9,21 @@ sgemm rate PyTorch reaches here with 1 or 2 threads); ONNX Runtime (onnxruntime-
 provider, graph optimization "all", the faster of 1 and 2 intra-op threads; "not installed"
 without it); shardc as users run it (each large GEMM on the library timed faster for its shape,
 with a cache folder of its own, filled by a first run), and with SHARDC_GEMM=openblas and
-=onednn; each the median step of --steps, start-up left out. Then shardc's compile (time,
-peak memory) and start-up (the time `run` takes before its first step, peak memory of a
-one-step run) against the weights' bytes. With --busy, the forward steps again beside one busy
-process (`yes > /dev/null`, started and stopped by the script).
+=onednn; each the median step of --steps (start-up left out), the columns run in turn
+--repeats times and the medians shown. Then shardc's compile (time, peak memory) and start-up
+(the time `run` takes before its first step, on the machine's first run and after; peak memory
+of a one-step run) against the PEF's bytes. With --busy, the forward steps again beside one
+busy process (`yes > /dev/null`, started and stopped by the script). PyTorch runs only in child
+processes, so that the peak memory of shardc's processes is their own.
 
-  bench/real_sizes.py [--build build] [--steps 10] [--cases gpt2-small,resnet50,gpt-small]
-                      [--ort DIR] [--busy]   (DIR/node_modules/onnxruntime-node)
+  bench/real_sizes.py [--build build] [--repeats 3] [--steps 10] [--busy] [--ort DIR]
+                      [--cases gpt2-small,resnet50,gpt-small]   (DIR/node_modules/onnxruntime-node)
 """
 import argparse
 import os
+import json
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,6 +59,7 @@ def export_gpt(folder, name, shape, batch):
 
 
 def export(case, folder):
+    """The model's ONNX path and its `shardc run --input` flags."""
     if case == "gpt2-small":
         return export_gpt(folder, case, GPT2_SMALL, GPT2_SMALL["batch"])
     if case == "resnet50":
@@ -82,24 +87,42 @@ def gflop(shardc, model):
 
 
 def columns(args, pef, model, inputs, cache):
-    """{column: seconds per forward} for the machine as it is now."""
-    row = {}
-    ort, args.ort_version = bm.ort_step(args, model, inputs)
-    row["ONNX Runtime"] = ort
-    row["shardc"] = bm.shardc_step(args, pef, inputs, {"XDG_CACHE_HOME": cache})
-    row["openblas"] = bm.shardc_step(args, pef, inputs, {"SHARDC_GEMM": "openblas"})
-    row["onednn"] = bm.shardc_step(args, pef, inputs, {"SHARDC_GEMM": "onednn"})
-    return row
+    """{column: seconds per forward} for the machine as it is now: the median over --repeats
+    rounds, each round running every column once."""
+    runs = {c: [] for c in ("ONNX Runtime", "shardc", "openblas", "onednn")}
+    for _ in range(args.repeats):
+        ort, args.ort_version = bm.ort_step(args, model, inputs)
+        runs["ONNX Runtime"].append(ort)
+        runs["shardc"].append(bm.shardc_step(args, pef, inputs, {"XDG_CACHE_HOME": cache}))
+        runs["openblas"].append(bm.shardc_step(args, pef, inputs, {"SHARDC_GEMM": "openblas"}))
+        runs["onednn"].append(bm.shardc_step(args, pef, inputs, {"SHARDC_GEMM": "onednn"}))
+    return {c: None if None in v else statistics.median(v) for c, v in runs.items()}
+
+
+def startup(shardc, pef, inputs, cache, out):
+    """Seconds `run` takes before its first step (its load, state, arguments and start
+    stages) and its peak memory, for a one-step run."""
+    text, rss = cvt.max_rss_run([shardc, "run", "--pef", pef, "--steps", "1", "--stats",
+                                 "--output-dir", out] + inputs,
+                                env=dict(os.environ, XDG_CACHE_HOME=cache))
+    stages = dict(re.findall(r" ([a-z-]+) ([0-9.]+)",
+                             re.search(r"seconds by stage:(.*)", text).group(1)))
+    return sum(float(stages[s]) for s in ("load", "state", "arguments", "start")), rss
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(ap)
+    ap.set_defaults(repeats=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--cases", default="gpt2-small,resnet50,gpt-small")
     ap.add_argument("--ort", default=os.getcwd())
     ap.add_argument("--busy", action="store_true")
+    ap.add_argument("--export", nargs=2, metavar=("CASE", "DIR"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.export:  # in a child: PyTorch's memory must not count in the parent's children
+        print(json.dumps(export(*args.export)))
+        return
     args.ort_version = "not installed"
     shardc = os.path.join(args.build, "bin", "shardc")
     cpu = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read())
@@ -110,22 +133,19 @@ def main():
     gib = 1 << 30
     table, starts = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        cache = os.path.join(tmp, "cache")
         for case in args.cases.split(","):
-            model, inputs = export(case, tmp)
+            cache = os.path.join(tmp, "cache-" + case)
+            model, inputs = json.loads(subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--export", case, tmp], check=True,
+                capture_output=True, text=True).stdout)
             floor = gflop(shardc, model) * 1e9 / rate
             pef = os.path.join(tmp, case, case + ".pef")
             t0 = time.perf_counter()
             _, comp_rss = cvt.max_rss_run([shardc, "compile", model, "--inference", "--pef-name",
                                            case, "--output-folder", tmp])
             comp_s = time.perf_counter() - t0
-            out, run_rss = cvt.max_rss_run(
-                [shardc, "run", "--pef", pef, "--steps", "1", "--stats", "--output-dir",
-                 os.path.join(tmp, "start")] + inputs, env=dict(os.environ, XDG_CACHE_HOME=cache))
-            stages = dict(re.findall(r" ([a-z-]+) ([0-9.]+)",
-                                     re.search(r"seconds by stage:(.*)", out).group(1)))
-            before = sum(float(stages[s]) for s in ("load", "state", "arguments", "start"))
-            weights = os.path.getsize(pef)
+            first = startup(shardc, pef, inputs, cache, os.path.join(tmp, "start"))
+            later = startup(shardc, pef, inputs, cache, os.path.join(tmp, "start"))
             idle = columns(args, pef, model, inputs, cache)
             busy = None
             if args.busy:
@@ -136,9 +156,10 @@ def main():
                     yes.kill()
                     yes.wait()
             table.append((case, floor, idle, busy))
-            starts.append((case, weights, comp_s, comp_rss, before, run_rss))
-    print(f"ONNX Runtime: {args.ort_version}. Median forward step of {args.steps}, ms; "
-          "shardc = each large GEMM on the library timed faster for its shape")
+            starts.append((case, os.path.getsize(pef), comp_s, comp_rss, first, later))
+    print(f"ONNX Runtime: {args.ort_version}. Forward step, ms: median over {args.repeats} rounds "
+          f"of each column's median of {args.steps} steps; shardc: each large GEMM on the library "
+          "timed faster for its shape")
     cols = ["ONNX Runtime", "shardc", "openblas", "onednn"]
     print(f"{'case':12} {'floor':>7} " + " ".join(f"{c:>13}" for c in cols) + "  shardc/ORT")
     for case, floor, idle, busy in table:
@@ -147,14 +168,17 @@ def main():
                 continue
             cells = " ".join(f"{'not installed':>13}" if row[c] is None else f"{row[c] * 1e3:13.1f}"
                              for c in cols)
-            ratio = "" if row["ONNX Runtime"] is None else f"{row['shardc'] / row['ONNX Runtime']:9.2f}x"
-            name = case if label == "idle" else f"  {label}"
-            print(f"{name:12} {floor * 1e3 if label == 'idle' else 0:7.1f} {cells}  {ratio}")
-    print("start-up and compile (the PEF's bytes stand for the weights):")
-    for case, weights, comp_s, comp_rss, before, run_rss in starts:
-        print(f"  {case:12} PEF {weights / gib:.3f} GiB; compile {comp_s:.2f} s, peak "
-              f"{comp_rss / gib:.2f} GiB ({comp_rss / weights:.2f}x); run: {before:.3f} s before "
-              f"the first step, peak {run_rss / gib:.2f} GiB ({run_rss / weights:.2f}x)")
+            ratio = "" if row["ONNX Runtime"] is None else \
+                f"{row['shardc'] / row['ONNX Runtime']:9.2f}x"
+            name, fl = (case, f"{floor * 1e3:7.1f}") if label == "idle" else ("  busy", " " * 7)
+            print(f"{name:12} {fl} {cells}  {ratio}")
+    print("compile and start-up (the PEF's bytes stand for the weights; the first run on a "
+          "machine times its GEMM shapes):")
+    for case, size, comp_s, comp_rss, first, later in starts:
+        print(f"  {case:12} PEF {size / gib:.3f} GiB; compile {comp_s:.2f} s, peak "
+              f"{comp_rss / gib:.2f} GiB ({comp_rss / size:.2f}x); before the first step "
+              f"{later[0]:.3f} s (first run {first[0]:.3f} s), run peak {later[1] / gib:.2f} GiB "
+              f"({later[1] / size:.2f}x)")
 
 
 if __name__ == "__main__":
