@@ -45,15 +45,15 @@ cat >"$seeds/Checkpoint/progress.json" <<'JSON'
   "arguments": ["run", "--pef", "t.pef", "--data", "x=x.npy"]
 }
 JSON
-# PEF payloads (the target adds header and checksum): an inference, a training and a
-# partitioned PEF of the small GPT.
+# PEF payloads, each after the length of its weights block (the target adds the header, a block
+# of zeros and the checksum): an inference, a training and a partitioned PEF of the small GPT.
 n=0
 while read -r model flags; do
   name=p$((++n))
   # shellcheck disable=SC2086
   build/bin/shardc compile "test/import/Inputs/$model" $flags --output-folder $work/pefs \
     --pef-name "$name" >/dev/null
-  python3 -c "import sys; b = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(b[24:-8])" \
+  python3 -c "import struct, sys; b = open(sys.argv[1], 'rb').read(); n, w = struct.unpack_from('<QQ', b, 16); open(sys.argv[2], 'wb').write(struct.pack('<I', w) + b[32:32 + n])" \
     "$work/pefs/$name/$name.pef" "$seeds/Pef/$name"
 done <<'LIST'
 gpt/model.onnx --inference -b 2
