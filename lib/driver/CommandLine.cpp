@@ -353,8 +353,9 @@ struct Commands {
                   "end a training run with an error at the first step whose loss is NaN or "
                   "infinite (without it, the run warns once and goes on)");
     run->add_flag("--stats", ro.stats,
-                  "print the median step time, the peak bytes one device held and the time per "
-                  "kernel");
+                  "print the median step time, the peak bytes one device held, the time per "
+                  "kernel and the library each large GEMM shape runs on (timed faster here; "
+                  "SHARDC_GEMM=openblas|onednn decides instead)");
     run->add_option("--stats-json", ro.statsJson,
                     "write the measured figures as JSON (step times, peak bytes, seconds per "
                     "kernel, op kind and section) for shardc report --stats");
