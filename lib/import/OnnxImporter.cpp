@@ -8,6 +8,7 @@
 #include "shardc/support/FileUtil.h"
 #include "shardc/transforms/Passes.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -188,9 +189,12 @@ ImportedModel& ImportedModel::operator=(ImportedModel&&) = default;
 ImportedModel::~ImportedModel() = default;
 
 ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
-  std::string bytes = readFile(path);
+  // Parsed from the file as it is read: the model's bytes are not held a second time.
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
+  size_t size = 0;
+  google::protobuf::io::FileInputStream file(openRegularFile(path, size));
+  file.SetCloseOnDelete(true);
+  if (!model.ParseFromZeroCopyStream(&file))
     throw Error(
         path +
         ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
@@ -285,8 +289,12 @@ ImportedModel importOnnx(const std::string& path, const ImportOptions& opts) {
     if (opts.training && node.op_type() == "BatchNormalization" && node.input_size() == 5 &&
         onnximport::batchNormTrains(node, opset))
       runningStats.insert({node.input(3), node.input(4)});
-  for (const auto& t : g.initializer()) {
+  for (auto& t : *g.mutable_initializer()) {
     Tensor value = tensorFromProto(t, path + ": initializer '" + t.name() + "'");
+    // Its bytes now live in `value` alone (clearing keeps a string's capacity; a swap frees
+    // it): a model's weights are held about once.
+    std::string().swap(*t.mutable_raw_data());
+    google::protobuf::RepeatedField<float>().Swap(t.mutable_float_data());
     auto ref = std::make_shared<Tensor>(std::move(value));
     // Weights are parameters; integer and bool tensors (shapes, indices, masks) are constants,
     // and so are float tensors holding an infinity or NaN: PyTorch exports buffers such as
