@@ -3,7 +3,8 @@
 (vocab 4096, d 256, 8 heads, 4 layers, seq 128, batch 8: forward and one Adam step), an
 nn.TransformerEncoder (d 256, 8 heads, ff 1024, 4 layers, seq 128, batch 8, post-norm, ReLU:
 forward and one Adam step on the mean squared error) and a torchvision ResNet-18 (112x112, batch 8:
-forward and one SGD step).
+forward and one SGD step); with --cases bert, the same encoder's Adam step at BERT-base's width
+(d 768, 12 heads, ff 3072, 4 layers).
 
 Each side runs with 1 and 2 threads; the table shows the median step of --repeats runs (each
 the median of --steps steps, timed inside the process, so start-up and loading are left out)
@@ -15,7 +16,7 @@ models are exported at opset 17 (LayerNormalization is one op); neither side's O
 policy is changed.
 
   bench/compiled_vs_torch.py [--build build] [--repeats 5] [--steps 10]
-                             [--cases gpt,encoder,resnet18]
+                             [--cases gpt,encoder,resnet18,bert]
 """
 import argparse
 import json
@@ -57,16 +58,18 @@ def with_loss(net, loss):
 
 
 ENCODER = dict(d=256, heads=8, ff=1024, layers=4, seq=128)
+# The same encoder at BERT-base's width (4 of its 12 layers).
+BERT = dict(d=768, heads=12, ff=3072, layers=4, seq=128)
 
 
-def encoder_model(training):
+def encoder_model(training, shape=ENCODER):
     import torch
 
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(
-        d_model=ENCODER["d"], nhead=ENCODER["heads"], dim_feedforward=ENCODER["ff"],
+        d_model=shape["d"], nhead=shape["heads"], dim_feedforward=shape["ff"],
         dropout=0.0, batch_first=True)
-    net = torch.nn.TransformerEncoder(layer, num_layers=ENCODER["layers"],
+    net = torch.nn.TransformerEncoder(layer, num_layers=shape["layers"],
                                       enable_nested_tensor=False)
     with torch.no_grad():  # the deep-copied layers would start equal
         for p in net.parameters():
@@ -92,8 +95,9 @@ def inputs(case):
         idx = torch.randint(0, GPT["vocab"], (BATCH, GPT["block"]), generator=g)
         return {"idx": idx, "targets": torch.randint(0, GPT["vocab"], (BATCH, GPT["block"]),
                                                      generator=g)}
-    if case.startswith("encoder"):
-        shape = (BATCH, ENCODER["seq"], ENCODER["d"])
+    if case.startswith(("encoder", "bert")):
+        e = BERT if case.startswith("bert") else ENCODER
+        shape = (BATCH, e["seq"], e["d"])
         return {"x": torch.randn(*shape, generator=g), "y": torch.randn(*shape, generator=g)}
     return {"x": torch.randn(BATCH, 3, 112, 112, generator=g),
             "y": torch.randint(0, 1000, (BATCH,), generator=g)}
@@ -104,6 +108,7 @@ CASES = {  # name: (model, training, optimizer, input names of the forward)
     "gpt-adam": (gpt_model, True, "adam", ["idx", "targets"]),
     "encoder-forward": (encoder_model, False, None, ["x"]),
     "encoder-adam": (encoder_model, True, "adam", ["x", "y"]),
+    "bert-adam": (lambda training: encoder_model(training, BERT), True, "adam", ["x", "y"]),
     "resnet18-forward": (resnet_model, False, None, ["x"]),
     "resnet18-sgd": (resnet_model, True, "sgd", ["x", "y"]),
 }
