@@ -1,5 +1,6 @@
 """Shared by the benchmark scripts: repository paths, common flags, median timing."""
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -70,3 +71,32 @@ def mpirun_prefix():
     """mpirun with the flags a root user on a small machine needs, or None without MPI."""
     mpirun = shutil.which("mpirun")
     return [mpirun, "--allow-run-as-root", "--oversubscribe"] if mpirun else None
+
+
+def max_rss_run(cmd, env=None):
+    """Runs cmd to completion; returns (stdout, max RSS in bytes)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    if status:
+        sys.exit(f"{' '.join(cmd)} failed:\n{err}")
+    return out, usage.ru_maxrss * 1024
+
+
+def seconds_before_first_step(stats):
+    """What `shardc run --stats` (its printed text) spent before the first step: its load,
+    state, arguments and start stages, and those stages by name."""
+    stages = {k: float(v) for k, v in re.findall(
+        r" ([a-z-]+) ([0-9.]+)", re.search(r"seconds by stage:(.*)", stats).group(1))}
+    return sum(stages[s] for s in ("load", "state", "arguments", "start")), stages
+
+
+def beside_busy_process(fn):
+    """fn() while one other process keeps a core busy (`yes > /dev/null`)."""
+    yes = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)
+    try:
+        return fn()
+    finally:
+        yes.kill()
+        yes.wait()

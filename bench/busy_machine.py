@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchutil import ROOT, add_common_args
+from benchutil import ROOT, add_common_args, beside_busy_process
 import compiled_vs_torch as cvt
 
 
@@ -111,12 +111,7 @@ def main():
                            check=True, stdout=subprocess.DEVNULL)
             pef = os.path.join(tmp, case, case + ".pef")
             idle = measure(args, case, pef, model, inputs)
-            yes = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)
-            try:
-                busy = measure(args, case, pef, model, inputs)
-            finally:
-                yes.kill()
-                yes.wait()
+            busy = beside_busy_process(lambda: measure(args, case, pef, model, inputs))
             rows.append((case, idle, busy))
     print(f"ONNX Runtime: {args.ort_version}; shardc: its default, libgomp's default spin "
           "(spin-4ms), OMP_WAIT_POLICY=passive")

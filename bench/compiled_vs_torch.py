@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchutil import ROOT, add_common_args
+from benchutil import add_common_args, max_rss_run
 
 GPT = dict(vocab=4096, d=256, heads=8, block=128, layers=4)
 BATCH = 8
@@ -162,17 +162,6 @@ def torch_sgemm_rate(threads):
     for _ in range(3):
         a @ b
     return 3 * 2 * 2048 ** 3 / (time.perf_counter() - t0)
-
-
-def max_rss_run(cmd, env=None):
-    """Runs cmd to completion; returns (stdout, max RSS in bytes)."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    out = p.stdout.read()
-    err = p.stderr.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    if status:
-        sys.exit(f"{' '.join(cmd)} failed:\n{err}")
-    return out, usage.ru_maxrss * 1024
 
 
 def export(case, folder):

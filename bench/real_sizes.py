@@ -20,8 +20,8 @@ processes, so that the peak memory of shardc's processes is their own.
                       [--cases gpt2-small,resnet50,gpt-small]   (DIR/node_modules/onnxruntime-node)
 """
 import argparse
-import os
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -31,7 +31,8 @@ import time
 
 import numpy as np
 
-from benchutil import add_common_args
+from benchutil import (add_common_args, beside_busy_process, max_rss_run,
+                       seconds_before_first_step)
 import busy_machine as bm
 import compiled_vs_torch as cvt
 
@@ -102,12 +103,10 @@ def columns(args, pef, model, inputs, cache):
 def startup(shardc, pef, inputs, cache, out):
     """Seconds `run` takes before its first step (its load, state, arguments and start
     stages) and its peak memory, for a one-step run."""
-    text, rss = cvt.max_rss_run([shardc, "run", "--pef", pef, "--steps", "1", "--stats",
-                                 "--output-dir", out] + inputs,
-                                env=dict(os.environ, XDG_CACHE_HOME=cache))
-    stages = dict(re.findall(r" ([a-z-]+) ([0-9.]+)",
-                             re.search(r"seconds by stage:(.*)", text).group(1)))
-    return sum(float(stages[s]) for s in ("load", "state", "arguments", "start")), rss
+    text, rss = max_rss_run([shardc, "run", "--pef", pef, "--steps", "1", "--stats",
+                             "--output-dir", out] + inputs,
+                            env=dict(os.environ, XDG_CACHE_HOME=cache))
+    return seconds_before_first_step(text)[0], rss
 
 
 def main():
@@ -141,20 +140,14 @@ def main():
             floor = gflop(shardc, model) * 1e9 / rate
             pef = os.path.join(tmp, case, case + ".pef")
             t0 = time.perf_counter()
-            _, comp_rss = cvt.max_rss_run([shardc, "compile", model, "--inference", "--pef-name",
-                                           case, "--output-folder", tmp])
+            _, comp_rss = max_rss_run([shardc, "compile", model, "--inference", "--pef-name",
+                                       case, "--output-folder", tmp])
             comp_s = time.perf_counter() - t0
             first = startup(shardc, pef, inputs, cache, os.path.join(tmp, "start"))
             later = startup(shardc, pef, inputs, cache, os.path.join(tmp, "start"))
             idle = columns(args, pef, model, inputs, cache)
-            busy = None
-            if args.busy:
-                yes = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)
-                try:
-                    busy = columns(args, pef, model, inputs, cache)
-                finally:
-                    yes.kill()
-                    yes.wait()
+            busy = beside_busy_process(lambda: columns(args, pef, model, inputs, cache)) \
+                if args.busy else None
             table.append((case, floor, idle, busy))
             starts.append((case, os.path.getsize(pef), comp_s, comp_rss, first, later))
     print(f"ONNX Runtime: {args.ort_version}. Forward step, ms: median over {args.repeats} rounds "

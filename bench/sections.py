@@ -27,8 +27,8 @@ import sys
 import tempfile
 import time
 
-from benchutil import add_common_args
-from compiled_vs_torch import CASES, max_rss_run
+from benchutil import add_common_args, max_rss_run
+from compiled_vs_torch import CASES
 
 LEVELS = ["-o0", "-o1", "-o3"]
 TARGETS = ["sn30", "sn40l", "h100"]

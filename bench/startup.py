@@ -11,30 +11,22 @@ bytes. With --training, the same for an SGD training step (cross-entropy on labe
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from benchutil import ROOT, add_common_args
+from benchutil import ROOT, add_common_args, max_rss_run, seconds_before_first_step
 
 import numpy as np
 
 
-def timed(cmd, stdout_path=None):
-    """Wall seconds and peak RSS (bytes) of a child process; its stdout to `stdout_path`."""
-    out = open(stdout_path, "w") if stdout_path else subprocess.DEVNULL
+def timed(cmd):
+    """A child process's stdout, wall seconds and peak RSS (bytes)."""
     t0 = time.perf_counter()
-    child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - t0
-    if stdout_path:
-        out.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"failed: {' '.join(cmd)}")
-    return wall, usage.ru_maxrss * 1024
+    out, rss = max_rss_run(cmd)
+    return out, time.perf_counter() - t0, rss
 
 
 def main():
@@ -65,13 +57,10 @@ def main():
             run_cmd += ["--input", f"y={ids}"]
         comp, runs = [], []
         for _ in range(a.repeats):
-            comp.append(timed(compile_cmd))
-            wall, rss = timed(run_cmd, os.path.join(d, "stats.txt"))
-            text = open(os.path.join(d, "stats.txt")).read()
-            stages = dict(re.findall(r" ([a-z-]+) ([0-9.]+)",
-                                     re.search(r"seconds by stage:(.*)", text).group(1)))
-            before = sum(float(stages[s]) for s in ("load", "state", "arguments", "start"))
-            runs.append((before, float(stages["steps"]), wall, rss, float(stages["load"])))
+            comp.append(timed(compile_cmd)[1:])
+            text, wall, rss = timed(run_cmd)
+            before, stages = seconds_before_first_step(text)
+            runs.append((before, stages["steps"], wall, rss, stages["load"]))
         med = lambda xs: statistics.median(xs)  # noqa: E731
         gib = 1 << 30
         print(f"GPT-2-small shape, {a.layers} layers, {'SGD training' if a.training else 'inference'}:"
