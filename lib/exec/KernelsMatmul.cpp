@@ -307,7 +307,7 @@ public:
     });
   }
 
-  // OpenBLAS's run of blas_ on (x, w, y) against `onednn`, three times each after a warm-up.
+  // OpenBLAS's run of blas_ on (x, w, y) against `onednn`, each timed by leastSeconds.
   GemmTimes timeBoth(const float* x, const float* w, float* y,
                      const std::function<void()>& onednn) const {
     ExecContext ctx;
