@@ -278,8 +278,8 @@ func @scores(input %q: f32[4,3,49,32], input %k: f32[4,3,49,32], input %bias: f3
 }
 
 // A weight gradient summed over a batch whose other operand is itself a folded transpose
-// (multi-head attention's [seq, batch, dim] layout): not one flat GEMM, which would read that
-// operand as stored.
+// (multi-head attention's [seq, batch, dim] layout): one GEMM over every row, the second
+// operand first copied into the first's row order; nothing of the batch's size is stored.
 TEST(PlanTest, BatchSumsOfTwoTransposedOperandsMatchTheInterpreter) {
   Planned p = plan(R"(
 func @wg(input %x: f32[5,2,6], input %h: f32[2,5,4]) -> (dw: f32[1,6,4]) {
@@ -292,6 +292,9 @@ func @wg(input %x: f32[5,2,6], input %h: f32[2,5,4]) -> (dw: f32[1,6,4]) {
 }
 )");
   ASSERT_TRUE(p.m);
+  const PlanStep* gemm = p.stepOf("matmul");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->ops.size(), 4u) << describePlan(p.plan, p.f()); // %b, %xt, %p, %dw
   expectCompiledNearReference(p, patternedArgs(p.f(), 5, 13, 0.1, -0.6));
 }
 
@@ -712,6 +715,37 @@ func @f(input %x: f32[8,64,128], input %w: f32[128,256], input %b: f32[256], inp
   ASSERT_TRUE(p.m);
   EXPECT_EQ(checkPlan(p.plan, p.f()), "");
   ASSERT_EQ(p.plan.steps.size(), 3u) << describePlan(p.plan, p.f());
+  for (int threads : {1, 2})
+    expectInterpreterResults(p, threads);
+}
+
+// A matmul by a weight shared over the batch whose rows come through a transpose that keeps
+// the last dim ([seq, batch] read from [batch, seq]): the GEMM walks the rows in the stored
+// order and writes the product through permuted strides, with a bias (run as a lane program
+// then), an activation, or nothing after it; and the same sizes of the weight gradient,
+// large enough for OpenBLAS, on 1 and 2 threads.
+TEST(PlanTest, RowsOfASharedWeightFollowTheStoredOrder) {
+  Planned p = plan(R"(
+func @proj(input %x: f32[8,128,64], input %w: f32[64,128], input %b: f32[128], input %g: f32[128,8,128], input %x2: f32[8,128,64]) -> (y: f32[128,8,128], r: f32[128,8,128], z: f32[128,8,128], dw: f32[1,128,64]) {
+  %xs = transpose(%x) {perm = [1, 0, 2]} : f32[128,8,64]
+  %p = matmul(%xs, %w) : f32[128,8,128]
+  %bb = broadcast(%b) {shape = [128, 8, 128]} : f32[128,8,128]
+  %y = add(%p, %bb) : f32[128,8,128]
+  %xr = transpose(%x) {perm = [1, 0, 2]} : f32[128,8,64]
+  %q = matmul(%xr, %w) : f32[128,8,128]
+  %r = relu(%q) : f32[128,8,128]
+  %xz = transpose(%x2) {perm = [1, 0, 2]} : f32[128,8,64]
+  %z = matmul(%xz, %w) : f32[128,8,128]
+  %gt = transpose(%g) {perm = [0, 2, 1]} : f32[128,128,8]
+  %xd = transpose(%x2) {perm = [1, 0, 2]} : f32[128,8,64]
+  %d = matmul(%gt, %xd) : f32[128,128,64]
+  %dw = reduce_sum(%d) {axes = [0], keepdims = true} : f32[1,128,64]
+  return %y, %r, %z, %dw
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_EQ(checkPlan(p.plan, p.f()), "");
+  ASSERT_EQ(p.plan.steps.size(), 4u) << describePlan(p.plan, p.f());
   for (int threads : {1, 2})
     expectInterpreterResults(p, threads);
 }

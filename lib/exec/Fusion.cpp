@@ -219,6 +219,8 @@ private:
   // batch dims: the weight gradient of a matmul whose weight every batch element shares. It is
   // X^T G with X seen as [b m, k] and G as [b m, n], one GEMM with the batch in the
   // contraction, when the transpose is the matmul's own (folded into this step, group g).
+  // G may come through a folded transpose too (multi-head attention's [seq, batch, dim]
+  // layout makes one): the kernel copies it into X's row order first.
   bool sumsBatchOfTransposed(const Op& mm, const Op& red, int64_t g) const {
     if (red.name() != opname::kReduceSum) return false;
     const Shape& out = mm.result(0)->type().shape;
@@ -235,9 +237,6 @@ private:
     if (t < 0 || groupOf_[static_cast<size_t>(t)] != g ||
         !swapsLastTwo(*ops_[static_cast<size_t>(t)]))
       return false; // not a folded transpose of the last two dims
-    // The summed GEMM reads the other operand's rows as stored: not through a folded
-    // transpose (multi-head attention's [seq, batch, dim] layout makes one).
-    if (int64_t tb = producer(b); tb >= 0 && groupOf_[static_cast<size_t>(tb)] == g) return false;
     return a->type().shape.size() == out.size() && b->type().shape.size() == out.size() &&
            std::equal(out.begin(), out.end() - 2, a->type().shape.begin()) &&
            std::equal(out.begin(), out.end() - 2, b->type().shape.begin());

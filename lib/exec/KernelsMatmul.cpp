@@ -134,6 +134,37 @@ bool blasGemm(const memory::dims& ad, const memory::dims& as, const memory::dims
   return blasSized(g.m, g.n, g.k) && std::max({g.lda, g.ldb, g.ldc}) < kBlasInt;
 }
 
+// With B shared by every batch element, the product's rows (every dim of A and C but the
+// last) may be walked in any order. Walked in the order of A's strides, an A transposed
+// with its last dim kept (multi-head attention's [seq, batch] layout) is read as whole
+// GEMMs of plain rows and C is stored through permuted strides: PyTorch's in-projection
+// at BERT width runs as 8 GEMMs of 128 rows instead of 128 of 8. order[i] is the dim of
+// the matmul that becomes dim i; the identity when nothing moves.
+std::vector<size_t> rowsInStrideOrder(const memory::dims& ad, const memory::dims& as,
+                                      const memory::dims& bd) {
+  size_t r = ad.size();
+  std::vector<size_t> order(r);
+  for (size_t i = 0; i < r; ++i)
+    order[i] = i;
+  if (r < 3 || batchOf(bd) != 1) return order;
+  std::vector<size_t> rows; // unit dims stay where they are: their strides mean nothing
+  for (size_t i = 0; i + 1 < r; ++i)
+    if (ad[i] != 1) rows.push_back(i);
+  std::vector<size_t> sorted = rows;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](size_t x, size_t y) { return as[x] > as[y]; });
+  for (size_t j = 0; j < rows.size(); ++j)
+    order[rows[j]] = sorted[j];
+  return order;
+}
+
+void permuteDims(const std::vector<size_t>& order, memory::dims& d, memory::dims& s) {
+  memory::dims d0 = d, s0 = s;
+  for (size_t i = 0; i < order.size(); ++i) {
+    d[i] = d0[order[i]];
+    s[i] = s0[order[i]];
+  }
+}
+
 // A zeroed f32 buffer of `bytes`, for timing a GEMM on.
 std::vector<float> timingBuffer(size_t bytes) {
   return std::vector<float>(bytes / sizeof(float) + 1, 0.0f);
@@ -168,6 +199,20 @@ public:
     memory::dims ad, as, bd, bs;
     srcId_ = operand(0, ad, as);
     weiId_ = operand(1, bd, bs);
+    // Rows walked out of order take their epilogue as a lane program (below), which
+    // needs the result stored untransposed.
+    std::vector<size_t> order = rowsInStrideOrder(ad, as, bd);
+    bool resultTransposed = std::any_of(a.ops.begin(), a.ops.end(), [&](const Op* op) {
+      return op->name() == opname::kTranspose && op->result(0) != mm->operand(0) &&
+             op->result(0) != mm->operand(1);
+    });
+    bool epilogue = std::any_of(a.ops.begin(), a.ops.end(), [&](const Op* op) {
+      return op != mm && op->name() != opname::kTranspose && op->name() != opname::kBroadcast;
+    });
+    if ((epilogue && resultTransposed) || !keepsRowsFast(a, order, ad, as, bd, bs))
+      std::sort(order.begin(), order.end());
+    bool rowsMoved = !std::is_sorted(order.begin(), order.end());
+    permuteDims(order, ad, as);
     memory::dims od = dnnl_glue::toDims(out);
     flops_ = 2.0 * static_cast<double>(numel(out)) *
              static_cast<double>(mm->operand(0)->type().shape.back());
@@ -203,6 +248,7 @@ public:
           throw Error("step 'matmul': no epilogue for '" + n + "'");
         memory::dims xd, xs;
         aligned(x->type().shape, rank, xd, xs);
+        permuteDims(order, xd, xs);
         binaryPos_.push_back(po.len());
         po.append_binary(alg, dnnl_glue::f32Desc(xd, xs));
         binaryIds_.push_back(a.num.id(x));
@@ -222,6 +268,7 @@ public:
           os[static_cast<size_t>(perm[i])] = ts[i];
         cur = op->result(0);
       }
+    permuteDims(order, od, os);
     if (!a.stored(cur)) throw Error("step 'matmul': its result is never stored");
     dstId_ = a.num.id(cur);
     bool blasOk =
@@ -246,14 +293,15 @@ public:
       // The transposes Fusion.cpp folds are those oneDNN's GEMM takes as strides (its
       // reference loop is two orders of magnitude slower); PlanTest runs every such perm.
       // With some post-ops (a binary operand broadcast over the batch: a relative position
-      // bias) oneDNN 2.6 takes only its reference loop: the epilogue then runs as a lane
+      // bias) oneDNN 2.6 takes only its reference loop, and with the rows walked out of
+      // order a binary post-op writes out of bounds: the epilogue then runs as a lane
       // program over the product, as on OpenBLAS.
       bool folded = std::any_of(a.ops.begin(), a.ops.end(),
                                 [](const Op* op) { return op->name() == opname::kTranspose; });
       auto isRef = [](const dnnl::matmul::primitive_desc& d) {
         return std::string_view(d.impl_info_str()).starts_with("ref");
       };
-      if (folded && isRef(pd) && po.len() > 0 && cur == epilogueEnd) {
+      if (po.len() > 0 && cur == epilogueEnd && (rowsMoved || (folded && isRef(pd)))) {
         pd = dnnl::matmul::primitive_desc(desc, a.dnnl->engine);
         binaryIds_.clear();
         binaryPos_.clear();
@@ -274,6 +322,27 @@ public:
     if (blasOk &&
         gemmOnOpenBlas(gemmKey("gemm"), [&] { return timeGemm(a, ad, as, bd, bs, od, os); }))
       onBlas();
+  }
+
+  // Whether oneDNN runs the matmul with its rows walked in `order` (a probe without
+  // epilogue, on a plain product) on more than its reference loop.
+  static bool keepsRowsFast(const BindArgs& a, const std::vector<size_t>& order, memory::dims ad,
+                            memory::dims as, const memory::dims& bd, const memory::dims& bs) {
+    if (std::is_sorted(order.begin(), order.end())) return true;
+    memory::dims od = ad, os;
+    od.back() = bd.back();
+    os = dnnl_glue::rowMajor(od);
+    permuteDims(order, ad, as);
+    permuteDims(order, od, os);
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dnnl_glue::f32Desc(ad, as),
+                                                         dnnl_glue::f32Desc(bd, bs),
+                                                         dnnl_glue::f32Desc(od, os)),
+                                      a.dnnl->engine);
+      return !std::string_view(pd.impl_info_str()).starts_with("ref");
+    } catch (const dnnl::error&) {
+      return false;
+    }
   }
 
   // The GEMM as the choice names it: its shape, layout and threads.
@@ -358,6 +427,9 @@ public:
   // threads): there X^T is copied plain into scratch first, which costs far less than it
   // saves. Not below kBlasFlops, where the GEMM is oneDNN's even with OpenBLAS: the copy's
   // second primitive costs more than it saves (0.5 MFLOP: 15 -> 5 us; 8 MFLOP: 45 -> 31 us).
+  // A G read through a transpose has its rows in another order than X's: it is copied in
+  // X's row order into scratch first (rows x n floats, against the b x k x n product and
+  // its sum it replaces).
   bool bindBatchReduced(const BindArgs& a, const Op& mm,
                         const std::map<const Value*, const Op*>& inStep) {
     const Op* red = nullptr;
@@ -367,8 +439,6 @@ public:
     auto t = inStep.find(mm.operand(0));
     if (t == inStep.end() || t->second->name() != opname::kTranspose)
       throw Error("step 'matmul': a batch sum needs the transposed operand in the step");
-    if (inStep.count(mm.operand(1)))
-      throw Error("step 'matmul': a batch sum reads its second operand as stored");
     const Value* x = t->second->operand(0);
     const Shape& gs = mm.operand(1)->type().shape;
     int64_t k = x->type().shape.back(), n = gs.back(), rows = x->type().numel() / k;
@@ -376,6 +446,19 @@ public:
     srcId_ = a.num.id(x);
     weiId_ = a.num.id(mm.operand(1));
     dstId_ = a.num.id(red->result(0));
+    if (auto tg = inStep.find(mm.operand(1)); tg != inStep.end()) {
+      if (tg->second->name() != opname::kTranspose)
+        throw Error("step 'matmul': a batch sum's second operand is made by '" +
+                    tg->second->name() + "' in the step");
+      memory::dims d, st;
+      permuted(*tg->second, gs.size(), d, st);
+      weiId_ = a.num.id(tg->second->operand(0));
+      storedGDesc_ = dnnl_glue::f32Desc(d, st);
+      rowOrderGDesc_ = dnnl_glue::f32Desc(d, dnnl_glue::rowMajor(d));
+      gCopy_ = dnnl::reorder(dnnl::reorder::primitive_desc(a.dnnl->engine, storedGDesc_,
+                                                           a.dnnl->engine, rowOrderGDesc_));
+      gCopyBytes_ = alignedBytes(rows * n);
+    }
     bool blasOk = flops_ >= kBlasFlops && openblas::available() && blasSized(k, n, rows);
     if (blasOk) blas_ = {true, false, k, n, rows, k, n, n};
     if (blasOk && openblas::chosenByUser()) return useBlas_ = true;
@@ -390,7 +473,7 @@ public:
       if (copy) {
         transpose_ = dnnl::reorder(dnnl::reorder::primitive_desc(a.dnnl->engine, transposedDesc_,
                                                                  a.dnnl->engine, srcDesc_));
-        scratchBytes_ = k * rows * static_cast<int64_t>(sizeof(float));
+        xCopyBytes_ = alignedBytes(k * rows);
       }
     } catch (const dnnl::error& e) {
       if (blasOk) return useBlas_ = true;
@@ -398,30 +481,47 @@ public:
     }
     if (blasOk && gemmOnOpenBlas(gemmKey("batch-summed"), [&] { return timeBatchSummed(a); })) {
       useBlas_ = true;
-      scratchBytes_ = 0; // OpenBLAS reads X^T as it is
+      xCopyBytes_ = 0; // OpenBLAS reads X^T as it is
     }
     return true;
+  }
+
+  // Bytes of `floats` f32s, rounded up so the next scratch buffer starts on a cache line.
+  static int64_t alignedBytes(int64_t floats) {
+    return (floats * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
+  }
+
+  // A batch sum's G in X's row order: copied into scratch when it comes through a
+  // transpose, else as stored.
+  uint8_t* batchSumG(ExecContext& ctx) const {
+    uint8_t* stored = ctx.ptr[static_cast<size_t>(weiId_)];
+    if (!gCopyBytes_) return stored;
+    memory from(storedGDesc_, ctx.dnnl->engine, stored),
+        to(rowOrderGDesc_, ctx.dnnl->engine, ctx.scratch);
+    gCopy_.execute(ctx.dnnl->stream, from, to);
+    ctx.dnnl->stream.wait();
+    return ctx.scratch;
   }
 
   // Both libraries on this weight gradient, as run() runs each (oneDNN with its copy of X^T).
   GemmTimes timeBatchSummed(const BindArgs& a) const {
     std::vector<float> x = timingBuffer(transposedDesc_.get_size()),
                        g = timingBuffer(weiDesc_.get_size()), y = timingBuffer(dstDesc_.get_size()),
-                       plain = timingBuffer(static_cast<size_t>(scratchBytes_));
+                       plain = timingBuffer(static_cast<size_t>(xCopyBytes_));
     const dnnl::engine& e = a.dnnl->engine;
-    memory src(srcDesc_, e, scratchBytes_ ? plain.data() : x.data()),
+    memory src(srcDesc_, e, xCopyBytes_ ? plain.data() : x.data()),
         transposed(transposedDesc_, e, x.data());
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
                                          {DNNL_ARG_WEIGHTS, memory(weiDesc_, e, g.data())},
                                          {DNNL_ARG_DST, memory(dstDesc_, e, y.data())}};
     return timeBoth(x.data(), g.data(), y.data(), [&] {
-      if (scratchBytes_) transpose_.execute(a.dnnl->stream, transposed, src);
+      if (xCopyBytes_) transpose_.execute(a.dnnl->stream, transposed, src);
       prim_.execute(a.dnnl->stream, args);
       a.dnnl->stream.wait();
     });
   }
 
-  int64_t scratchBytes() const override { return scratchBytes_; }
+  int64_t scratchBytes() const override { return gCopyBytes_ + xCopyBytes_; }
 
   void run(ExecContext& ctx) override {
     // A small GEMM costs less on one thread than waking the others.
@@ -432,7 +532,8 @@ public:
       };
       int threads = alone ? 1 : ctx.threads;
       if (!epilogue_) {
-        blas_.run(ctx, threads, f32(srcId_), f32(weiId_), f32(dstId_), nullptr);
+        blas_.run(ctx, threads, f32(srcId_), reinterpret_cast<float*>(batchSumG(ctx)), f32(dstId_),
+                  nullptr);
         return;
       }
       // The epilogue reads the product, which no plan stores, from the result's bytes.
@@ -448,9 +549,9 @@ public:
       return memory(d, ctx.dnnl->engine, ctx.ptr[static_cast<size_t>(id)]);
     };
     memory src = mem(srcDesc_, srcId_);
-    if (scratchBytes_) {
+    if (xCopyBytes_) {
       memory transposed = mem(transposedDesc_, srcId_);
-      src = memory(srcDesc_, ctx.dnnl->engine, ctx.scratch);
+      src = memory(srcDesc_, ctx.dnnl->engine, ctx.scratch + gCopyBytes_);
       transpose_.execute(ctx.dnnl->stream, transposed, src);
     }
     // With its epilogue as a lane program, the product goes to the result's bytes first.
@@ -458,7 +559,7 @@ public:
     if (product) *product = productBuffer(ctx);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, src},
-        {DNNL_ARG_WEIGHTS, mem(weiDesc_, weiId_)},
+        {DNNL_ARG_WEIGHTS, memory(weiDesc_, ctx.dnnl->engine, batchSumG(ctx))},
         {DNNL_ARG_DST, memory(dstDesc_, ctx.dnnl->engine,
                               product ? *product : ctx.ptr[static_cast<size_t>(dstId_)])}};
     for (size_t i = 0; i < binaryIds_.size(); ++i)
@@ -498,7 +599,10 @@ private:
   std::string kernelLabel_;
   memory::desc srcDesc_, weiDesc_, dstDesc_, transposedDesc_;
   dnnl::reorder transpose_; // a weight gradient's X^T, made plain in scratch
-  int64_t scratchBytes_ = 0;
+  int64_t xCopyBytes_ = 0;
+  dnnl::reorder gCopy_; // a weight gradient's G, copied in X's row order to scratch
+  memory::desc storedGDesc_, rowOrderGDesc_;
+  int64_t gCopyBytes_ = 0;
   std::vector<int64_t> binaryIds_;
   std::vector<int> binaryPos_; // each binary post-op's place in the chain
   std::vector<memory::desc> binaryDescs_;

@@ -120,11 +120,7 @@ public:
       : pieces_(std::move(pieces)), es_(es), fill_(std::move(fill)), fillId_(fillId),
         fillCount_(fillCount) {}
   void run(ExecContext& ctx) override {
-    if (fillId_ >= 0) {
-      uint8_t* p = ctx.ptr[static_cast<size_t>(fillId_)];
-      for (int64_t i = 0; i < fillCount_; ++i)
-        std::memcpy(p + i * static_cast<int64_t>(es_), fill_.data(), es_);
-    }
+    if (fillId_ >= 0) fill(ctx.ptr[static_cast<size_t>(fillId_)]);
     for (const Piece& p : pieces_)
       stridedCopy(ctx.ptr[static_cast<size_t>(p.dst)] + p.dstOff * static_cast<int64_t>(es_),
                   p.dstStrides,
@@ -133,6 +129,20 @@ public:
   }
 
 private:
+  // The pad value over the whole result: zeros by memset, any other value by doubling
+  // copies of it (an element at a time cost a 9 MB pad 10 ms).
+  void fill(uint8_t* p) const {
+    auto bytes = static_cast<size_t>(fillCount_) * es_;
+    if (bytes == 0) return;
+    if (std::all_of(fill_.begin(), fill_.end(), [](uint8_t b) { return b == 0; })) {
+      std::memset(p, 0, bytes);
+      return;
+    }
+    std::memcpy(p, fill_.data(), es_);
+    for (size_t done = es_; done < bytes; done *= 2)
+      std::memcpy(p + done, p, std::min(done, bytes - done));
+  }
+
   std::vector<Piece> pieces_;
   size_t es_;
   std::vector<uint8_t> fill_;

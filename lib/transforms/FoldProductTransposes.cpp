@@ -87,10 +87,19 @@ private:
     Builder bld(f_);
     bld.setInsertionPoint(&t);
     bld.setLoc(t.loc());
+    // An operand that is itself a transpose is transposed once, with the perms composed,
+    // so the kernel reads the stored tensor through one set of strides.
     auto transposed = [&](Value* x) {
       Op* p = x->definingOp();
       if (p && swapsLastTwo(*p)) return p->operand(0);
-      return bld.value("transpose", {x}, {{"perm", lastTwoSwapped(rank)}});
+      std::vector<int64_t> perm = lastTwoSwapped(rank);
+      if (p && p->name() == opname::kTranspose) {
+        const auto& inner = p->attrs().getInts("perm");
+        for (int64_t& d : perm)
+          d = inner[static_cast<size_t>(d)];
+        x = p->operand(0);
+      }
+      return bld.value("transpose", {x}, {{"perm", perm}});
     };
     Value* bt = transposed(b);
     Value* at = transposed(a);
