@@ -722,11 +722,12 @@ func @f(input %x: f32[8,64,128], input %w: f32[128,256], input %b: f32[256], inp
 // A matmul by a weight shared over the batch whose rows come through a transpose that keeps
 // the last dim ([seq, batch] read from [batch, seq]): the GEMM walks the rows in the stored
 // order and writes the product through permuted strides, with a bias (run as a lane program
-// then), an activation, or nothing after it; and the same sizes of the weight gradient,
-// large enough for OpenBLAS, on 1 and 2 threads.
+// then), an activation, or nothing after it; a product stored through such a transpose
+// walks them in the store's order; and the weight gradient of those sizes, large enough
+// for OpenBLAS; on 1 and 2 threads.
 TEST(PlanTest, RowsOfASharedWeightFollowTheStoredOrder) {
   Planned p = plan(R"(
-func @proj(input %x: f32[8,128,64], input %w: f32[64,128], input %b: f32[128], input %g: f32[128,8,128], input %x2: f32[8,128,64]) -> (y: f32[128,8,128], r: f32[128,8,128], z: f32[128,8,128], dw: f32[1,128,64]) {
+func @proj(input %x: f32[8,128,64], input %w: f32[64,128], input %b: f32[128], input %g: f32[128,8,128], input %x2: f32[8,128,64]) -> (y: f32[128,8,128], r: f32[128,8,128], z: f32[128,8,128], dw: f32[1,128,64], dx: f32[8,128,64]) {
   %xs = transpose(%x) {perm = [1, 0, 2]} : f32[128,8,64]
   %p = matmul(%xs, %w) : f32[128,8,128]
   %bb = broadcast(%b) {shape = [128, 8, 128]} : f32[128,8,128]
@@ -740,12 +741,15 @@ func @proj(input %x: f32[8,128,64], input %w: f32[64,128], input %b: f32[128], i
   %xd = transpose(%x2) {perm = [1, 0, 2]} : f32[128,8,64]
   %d = matmul(%gt, %xd) : f32[128,128,64]
   %dw = reduce_sum(%d) {axes = [0], keepdims = true} : f32[1,128,64]
-  return %y, %r, %z, %dw
+  %wt = transpose(%w) {perm = [1, 0]} : f32[128,64]
+  %o = matmul(%g, %wt) : f32[128,8,64]
+  %dx = transpose(%o) {perm = [1, 0, 2]} : f32[8,128,64]
+  return %y, %r, %z, %dw, %dx
 }
 )");
   ASSERT_TRUE(p.m);
   EXPECT_EQ(checkPlan(p.plan, p.f()), "");
-  ASSERT_EQ(p.plan.steps.size(), 4u) << describePlan(p.plan, p.f());
+  ASSERT_EQ(p.plan.steps.size(), 5u) << describePlan(p.plan, p.f());
   for (int threads : {1, 2})
     expectInterpreterResults(p, threads);
 }

@@ -134,35 +134,65 @@ bool blasGemm(const memory::dims& ad, const memory::dims& as, const memory::dims
   return blasSized(g.m, g.n, g.k) && std::max({g.lda, g.ldb, g.ldc}) < kBlasInt;
 }
 
-// With B shared by every batch element, the product's rows (every dim of A and C but the
-// last) may be walked in any order. Walked in the order of A's strides, an A transposed
-// with its last dim kept (multi-head attention's [seq, batch] layout) is read as whole
-// GEMMs of plain rows and C is stored through permuted strides: PyTorch's in-projection
-// at BERT width runs as 8 GEMMs of 128 rows instead of 128 of 8. order[i] is the dim of
-// the matmul that becomes dim i; the identity when nothing moves.
-std::vector<size_t> rowsInStrideOrder(const memory::dims& ad, const memory::dims& as,
-                                      const memory::dims& bd) {
-  size_t r = ad.size();
-  std::vector<size_t> order(r);
-  for (size_t i = 0; i < r; ++i)
-    order[i] = i;
-  if (r < 3 || batchOf(bd) != 1) return order;
-  std::vector<size_t> rows; // unit dims stay where they are: their strides mean nothing
-  for (size_t i = 0; i + 1 < r; ++i)
-    if (ad[i] != 1) rows.push_back(i);
-  std::vector<size_t> sorted = rows;
-  std::stable_sort(sorted.begin(), sorted.end(), [&](size_t x, size_t y) { return as[x] > as[y]; });
-  for (size_t j = 0; j < rows.size(); ++j)
-    order[rows[j]] = sorted[j];
-  return order;
-}
-
 void permuteDims(const std::vector<size_t>& order, memory::dims& d, memory::dims& s) {
   memory::dims d0 = d, s0 = s;
   for (size_t i = 0; i < order.size(); ++i) {
     d[i] = d0[order[i]];
     s[i] = s0[order[i]];
   }
+}
+
+// The rows of the GEMM that are one run of rows in both A and C: the product of the
+// trailing row dims (every dim but the last) over which both are contiguous.
+int64_t runOfRows(const memory::dims& ad, const memory::dims& as, const memory::dims& os) {
+  size_t r = ad.size();
+  int64_t run = ad[r - 2];
+  for (size_t i = r - 2; i-- > 0;) {
+    if (ad[i] == 1) continue;
+    size_t j = i + 1; // the next dim that is not a unit one
+    while (j < r - 2 && ad[j] == 1)
+      ++j;
+    if (as[i] != as[j] * ad[j] || os[i] != os[j] * ad[j]) break;
+    run *= ad[i];
+  }
+  return run;
+}
+
+// With B shared by every batch element, the product's rows (every dim of A and C but the
+// last) may be walked in any order. A matmul whose A or C comes through a transpose that
+// keeps the last dim (multi-head attention's [seq, batch] layout) would run as many GEMMs
+// of few rows (128 of 8 rows at BERT width); walked in the order of A's strides, or of C's,
+// it runs as fewer GEMMs of more rows, the other side read or written through permuted
+// strides (8 of 128). order[i] is the dim of the matmul that becomes dim i: the identity
+// unless another order makes longer runs of rows.
+std::vector<size_t> rowOrder(const memory::dims& ad, const memory::dims& as, const memory::dims& bd,
+                             const memory::dims& os) {
+  size_t r = ad.size();
+  std::vector<size_t> identity(r);
+  for (size_t i = 0; i < r; ++i)
+    identity[i] = i;
+  if (r < 3 || batchOf(bd) != 1) return identity;
+  auto byStrides = [&](const memory::dims& st) {
+    std::vector<size_t> rows; // unit dims stay where they are: their strides mean nothing
+    for (size_t i = 0; i + 1 < r; ++i)
+      if (ad[i] != 1) rows.push_back(i);
+    std::vector<size_t> sorted = rows, order = identity;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [&](size_t x, size_t y) { return st[x] > st[y]; });
+    for (size_t j = 0; j < rows.size(); ++j)
+      order[rows[j]] = sorted[j];
+    return order;
+  };
+  auto run = [&](const std::vector<size_t>& order) {
+    memory::dims d = ad, s = as, o = ad, so = os;
+    permuteDims(order, d, s);
+    permuteDims(order, o, so);
+    return runOfRows(d, s, so);
+  };
+  std::vector<size_t> best = identity;
+  for (const auto& order : {byStrides(as), byStrides(os)})
+    if (run(order) > run(best)) best = order;
+  return best;
 }
 
 // A zeroed f32 buffer of `bytes`, for timing a GEMM on.
@@ -199,21 +229,31 @@ public:
     memory::dims ad, as, bd, bs;
     srcId_ = operand(0, ad, as);
     weiId_ = operand(1, bd, bs);
+    memory::dims od = dnnl_glue::toDims(out), os = dnnl_glue::rowMajor(od);
+    const Op* stored = nullptr; // a transpose of the result, which stores it permuted
+    for (const Op* op : a.ops)
+      if (op->name() == opname::kTranspose && op->result(0) != mm->operand(0) &&
+          op->result(0) != mm->operand(1))
+        stored = op;
+    if (stored) {
+      // Dim perm[i] of the product is dim i of the store.
+      memory::dims td = dnnl_glue::toDims(stored->result(0)->type().shape),
+                   ts = dnnl_glue::rowMajor(td);
+      const auto& perm = stored->attrs().getInts("perm");
+      for (size_t i = 0; i < perm.size(); ++i)
+        os[static_cast<size_t>(perm[i])] = ts[i];
+    }
     // Rows walked out of order take their epilogue as a lane program (below), which
     // needs the result stored untransposed.
-    std::vector<size_t> order = rowsInStrideOrder(ad, as, bd);
-    bool resultTransposed = std::any_of(a.ops.begin(), a.ops.end(), [&](const Op* op) {
-      return op->name() == opname::kTranspose && op->result(0) != mm->operand(0) &&
-             op->result(0) != mm->operand(1);
-    });
+    std::vector<size_t> order = rowOrder(ad, as, bd, os);
     bool epilogue = std::any_of(a.ops.begin(), a.ops.end(), [&](const Op* op) {
       return op != mm && op->name() != opname::kTranspose && op->name() != opname::kBroadcast;
     });
-    if ((epilogue && resultTransposed) || !keepsRowsFast(a, order, ad, as, bd, bs))
+    if ((epilogue && stored) || !keepsRowsFast(a, order, ad, as, bd, bs, os))
       std::sort(order.begin(), order.end());
     bool rowsMoved = !std::is_sorted(order.begin(), order.end());
     permuteDims(order, ad, as);
-    memory::dims od = dnnl_glue::toDims(out);
+    permuteDims(order, od, os);
     flops_ = 2.0 * static_cast<double>(numel(out)) *
              static_cast<double>(mm->operand(0)->type().shape.back());
     dnnl::post_ops po;
@@ -257,18 +297,11 @@ public:
       cur = op->result(0);
     }
     const Value* epilogueEnd = cur; // the value before any result transpose
-    memory::dims os = dnnl_glue::rowMajor(od);
-    for (const Op* op : a.ops)
-      if (op->name() == opname::kTranspose && op->operand(0) == cur) {
-        // The result stored permuted: dim perm[i] of the product is dim i of the store.
-        memory::dims td = dnnl_glue::toDims(op->result(0)->type().shape),
-                     ts = dnnl_glue::rowMajor(td);
-        const auto& perm = op->attrs().getInts("perm");
-        for (size_t i = 0; i < perm.size(); ++i)
-          os[static_cast<size_t>(perm[i])] = ts[i];
-        cur = op->result(0);
-      }
-    permuteDims(order, od, os);
+    if (stored) {
+      if (stored->operand(0) != cur)
+        throw Error("step 'matmul': a transpose that neither feeds the matmul nor stores it");
+      cur = stored->result(0);
+    }
     if (!a.stored(cur)) throw Error("step 'matmul': its result is never stored");
     dstId_ = a.num.id(cur);
     bool blasOk =
@@ -325,13 +358,13 @@ public:
   }
 
   // Whether oneDNN runs the matmul with its rows walked in `order` (a probe without
-  // epilogue, on a plain product) on more than its reference loop.
+  // epilogue) on more than its reference loop.
   static bool keepsRowsFast(const BindArgs& a, const std::vector<size_t>& order, memory::dims ad,
-                            memory::dims as, const memory::dims& bd, const memory::dims& bs) {
+                            memory::dims as, const memory::dims& bd, const memory::dims& bs,
+                            memory::dims os) {
     if (std::is_sorted(order.begin(), order.end())) return true;
-    memory::dims od = ad, os;
+    memory::dims od = ad;
     od.back() = bd.back();
-    os = dnnl_glue::rowMajor(od);
     permuteDims(order, ad, as);
     permuteDims(order, od, os);
     try {
