@@ -13,6 +13,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -45,10 +46,13 @@ const OpTable& opTable() {
   return table;
 }
 
-// Replaces external data references by inline raw_data, reading each side file once.
-// Whether every element is finite (reads the elements as double: initializers are small next
-// to the import itself).
+// Whether every element is finite: f32 read as floats (a 96-layer model's weights read
+// element by element as double took an eighth of its import), other dtypes as double.
 bool allFinite(const Tensor& t) {
+  if (t.dtype() == DType::F32) {
+    const auto* f = reinterpret_cast<const float*>(t.data());
+    return std::all_of(f, f + t.numel(), [](float x) { return std::isfinite(x); });
+  }
   for (int64_t i = 0; i < t.numel(); ++i)
     if (!std::isfinite(t.getDouble(i))) return false;
   return true;
