@@ -754,6 +754,47 @@ func @proj(input %x: f32[8,128,64], input %w: f32[64,128], input %b: f32[128], i
     expectInterpreterResults(p, threads);
 }
 
+// A convolution's weight in the primitive's own layout: kept between runs when it is a
+// parameter no result is tied to (a new tensor, a new buffer, is reordered again), and
+// reordered every run when the program updates it in place.
+TEST(PlanTest, ConvolutionWeightsKeptOnlyWhileUnchanged) {
+  auto check = [](const char* ir, bool updated) {
+    Planned p = plan(ir);
+    ASSERT_TRUE(p.m);
+    CompiledFunction cf(p.f(), p.plan, 2);
+    std::vector<Tensor> args = patternedArgs(p.f(), 7, 19, 0.05, -0.4);
+    for (int run = 0; run < 3; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      if (run == 2) args[1] = patternedArgs(p.f(), 5, 17, 0.03, -0.2)[1]; // a new weight
+      std::vector<Tensor> before = args;
+      std::vector<Tensor> want = interpret(p.f(), before),
+                          bound = interpret(p.f(), absoluteValues(before));
+      const std::vector<Tensor>& got = cf.run(args);
+      EXPECT_TRUE(nearReference(got[0], want[0], bound[0]));
+      if (updated) {
+        EXPECT_TRUE(nearReference(args[1], want[1], bound[1]));
+      }
+    }
+  };
+  check(R"(
+func @infer(input %x: f32[1,16,12,12], param %w: f32[32,16,3,3]) -> (y: f32[1,32,12,12]) {
+  %y = conv2d(%x, %w) {dilations = [1, 1], groups = 1, pads = [1, 1, 1, 1], strides = [1, 1]} : f32[1,32,12,12]
+  return %y
+}
+)",
+        false);
+  check(R"(
+func @train(input %x: f32[1,16,12,12], param %w: f32[32,16,3,3]) -> (y: f32[1,32,12,12], w2: f32[32,16,3,3] tied %w) {
+  %y = conv2d(%x, %w) {dilations = [1, 1], groups = 1, pads = [1, 1, 1, 1], strides = [1, 1]} : f32[1,32,12,12]
+  %c = constant() {value = dense<f32[], [0.5]>} : f32[]
+  %s = mul(%w, %c) : f32[32,16,3,3]
+  %w2 = sub(%w, %s) : f32[32,16,3,3]
+  return %y, %w2
+}
+)",
+        true);
+}
+
 // Multiplies that the lane program joins to the add or sub reading them (mul + x, x + mul,
 // mul - x, x - mul, as in Adam's moments and update), next to ones it must keep apart: a
 // mul read twice, and a mul that is itself stored.

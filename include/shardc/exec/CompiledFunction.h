@@ -52,6 +52,9 @@ public:
   // sections of a training step) and leaves every argument as it was: the untied results
   // must be made by those steps.
   // `stats` gets the bytes held (peakBytes); kernel times are kept only once timeSteps().
+  // A parameter no result is tied to is read-only between runs too: kernels may keep it in
+  // their own layout while its buffer stays the same (convolution weights), so a new value
+  // comes in a new tensor, not written into the old one.
   const std::vector<Tensor>& run(std::vector<Tensor>& args, Communicator* comm = nullptr,
                                  ExecStats* stats = nullptr, int64_t opLimit = -1);
 
