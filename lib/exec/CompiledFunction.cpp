@@ -44,10 +44,22 @@ void CompiledFunction::bind(const std::map<std::string, CompiledFunction*>* bodi
   ValueNumbering num(f);
   // Library kernels size their work split by the threads they see when they are made.
   omp_set_num_threads(threads_);
-  // Constants first: kernels may look at them while binding.
+  // Constants first: kernels may look at them while binding. One computed like an earlier
+  // one views its bytes.
+  std::vector<int64_t> source = plan_.constantSources(f);
   for (const Op* op : num.ops()) {
     int64_t r0 = num.id(op->result(0));
     if (plan_.values[static_cast<size_t>(r0)].home != ValueHome::Constant) continue;
+    if (source[static_cast<size_t>(r0)] != r0) {
+      for (size_t r = 0; r < op->numResults(); ++r) {
+        int64_t id = num.id(op->result(r));
+        Tensor& held = constants_.at(source[static_cast<size_t>(id)]);
+        // A keeper that owns nothing: constants_ holds the bytes as long as the views.
+        std::shared_ptr<const void> unowned(std::shared_ptr<const void>(), held.data());
+        constants_.emplace(id, Tensor(held.type(), held.data(), unowned));
+      }
+      continue;
+    }
     std::vector<const Tensor*> in;
     for (const Value* v : op->operands())
       in.push_back(&constants_.at(num.id(v)));
@@ -266,7 +278,7 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Comm
     for (const auto& b : bodies_)
       bytes += static_cast<int64_t>(b->arena_.size() + b->staging_.size());
     for (const auto& [id, t] : constants_)
-      bytes += static_cast<int64_t>(t.byteSize());
+      if (!t.kept()) bytes += static_cast<int64_t>(t.byteSize()); // a view of another
     for (const Tensor& a : args)
       bytes += static_cast<int64_t>(a.byteSize());
     for (const Tensor& r : results_)

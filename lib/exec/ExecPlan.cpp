@@ -48,10 +48,42 @@ std::vector<int64_t> ExecPlan::stepOfOps(int64_t numOps) const {
 
 int64_t ExecPlan::constantBytes(const Function& f) const {
   ValueNumbering num(f);
+  std::vector<int64_t> source = constantSources(f);
   int64_t bytes = 0;
-  for (size_t v = 0; v < values.size() && static_cast<int64_t>(v) < num.count(); ++v)
-    if (values[v].home == ValueHome::Constant) bytes += num.type(static_cast<int64_t>(v)).bytes();
+  for (size_t v = 0; v < source.size(); ++v)
+    if (source[v] == static_cast<int64_t>(v)) bytes += num.type(source[v]).bytes();
   return bytes;
+}
+
+std::vector<int64_t> ExecPlan::constantSources(const Function& f) const {
+  ValueNumbering num(f);
+  std::vector<int64_t> source(values.size(), -1);
+  auto constant = [&](int64_t id) {
+    return id < static_cast<int64_t>(values.size()) &&
+           values[static_cast<size_t>(id)].home == ValueHome::Constant;
+  };
+  std::vector<const Op*> firsts; // the first op of each distinct constant computation
+  for (const Op* op : num.ops()) {
+    int64_t r0 = num.id(op->result(0));
+    if (!constant(r0)) continue;
+    const Op* same = nullptr;
+    for (const Op* o : firsts) {
+      if (&o->def() != &op->def() || o->numOperands() != op->numOperands() ||
+          o->numResults() != op->numResults() || !(o->attrs() == op->attrs()))
+        continue;
+      bool match = true;
+      for (size_t i = 0; match && i < op->numOperands(); ++i)
+        match = source[static_cast<size_t>(num.id(o->operand(i)))] ==
+                source[static_cast<size_t>(num.id(op->operand(i)))];
+      for (size_t r = 0; match && r < op->numResults(); ++r)
+        match = o->result(r)->type() == op->result(r)->type();
+      if (match) same = o;
+    }
+    if (!same) firsts.push_back(op);
+    for (size_t r = 0; r < op->numResults(); ++r)
+      source[static_cast<size_t>(num.id(op->result(r)))] = num.id((same ? same : op)->result(r));
+  }
+  return source;
 }
 
 namespace {

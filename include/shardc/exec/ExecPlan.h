@@ -49,8 +49,12 @@ struct ExecPlan {
 
   // Steps that run a reference kernel, as "op name" strings, once each.
   std::vector<std::string> referenceOps() const;
-  // Bytes of values kept as constants (computed at bind time).
+  // Bytes of values kept as constants (computed at bind time), each distinct one once.
   int64_t constantBytes(const Function& f) const;
+  // Per value id: for a constant, the id of the first constant computed by the same op (same
+  // kind, attributes and result type) from the same constants, which holds its bytes; -1 for
+  // other values. Micro-batches and rematerialized iotas repeat such constants.
+  std::vector<int64_t> constantSources(const Function& f) const;
   // Per op of the planned function (program order): the step that runs it, or -1 for an op
   // no step runs (a view, a constant computed at bind time).
   std::vector<int64_t> stepOfOps(int64_t numOps) const;
