@@ -301,11 +301,22 @@ std::string describePlan(const ExecPlan& plan, const Function& f) {
     ++homes[plan.values[v].home];
     inPlace += plan.values[v].home == ValueHome::Argument;
   }
+  // The most arena bytes live at once: the arena's size less what its layout leaves unused.
+  LiveRanges ranges = liveRanges(plan, num, f);
+  std::vector<int64_t> liveAt(plan.steps.size() + 1, 0);
+  for (size_t v = 0; v < plan.values.size(); ++v) {
+    if (plan.values[v].home != ValueHome::Arena || ranges.def[v] < 0) continue;
+    int64_t bytes = num.type(static_cast<int64_t>(v)).bytes();
+    for (int64_t k = ranges.def[v]; k <= std::max(ranges.def[v], ranges.last[v]); ++k)
+      liveAt[static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(plan.steps.size())))] +=
+          bytes;
+  }
   std::ostringstream os;
   os << plan.steps.size() << " kernels for " << num.ops().size() << " ops; " << fusedSteps
      << " fused kernels cover " << fusedOps << " ops\n";
-  os << "arena " << plan.arenaBytes << " bytes; constants " << plan.constantBytes(f)
-     << " bytes; values:";
+  os << "arena " << plan.arenaBytes << " bytes (at most "
+     << *std::max_element(liveAt.begin(), liveAt.end()) << " live at once); constants "
+     << plan.constantBytes(f) << " bytes; values:";
   for (const auto& [h, n] : homes)
     os << " " << valueHomeName(h) << " " << n;
   os << " (" << inPlace << " written into their arguments)\n";

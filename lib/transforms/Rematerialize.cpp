@@ -2,7 +2,10 @@
 // operands at least kShrink times smaller, through a few elementwise ops (a one-hot mask
 // compare(iota, labels), its where over broadcast scalars) — are recomputed for each op that
 // reads them instead of being stored once and read back: every reader's kernel then makes
-// them in its own loop, so a [tokens, vocab] mask is never written to memory.
+// them in its own loop, so a [tokens, vocab] mask is never written to memory. Likewise a
+// transpose of an argument (a weight) that several matmuls read: each matmul gets its own,
+// which it reads as strides, so no transposed copy is stored. CSE merges the transposes of
+// every micro-batch into one, which then lived from the first micro-batch to the last.
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpRegistry.h"
@@ -35,7 +38,10 @@ public:
       results_.insert(r.value);
   }
 
-  bool run() {
+  bool run() { return cloneCheapValues() | cloneArgumentTransposes(); }
+
+private:
+  bool cloneCheapValues() {
     std::vector<Op*> ops;
     for (auto& op : f_.ops())
       ops.push_back(op.get());
@@ -64,7 +70,37 @@ public:
     return changed;
   }
 
-private:
+  bool cloneArgumentTransposes() {
+    std::vector<Op*> transposes;
+    for (auto& op : f_.ops())
+      if (op->name() == "transpose" && op->operand(0)->isArgument() &&
+          !results_.count(op->result(0)))
+        transposes.push_back(op.get());
+    bool changed = false;
+    for (Op* t : transposes) {
+      Value* v = t->result(0);
+      std::vector<Op*> matmuls;
+      bool others = false;
+      for (const Use& u : v->uses()) {
+        if (u.user->name() != "matmul")
+          others = true;
+        else if (std::find(matmuls.begin(), matmuls.end(), u.user) == matmuls.end())
+          matmuls.push_back(u.user);
+      }
+      // The original stays with the first matmul when no other op reads it.
+      for (size_t k = others ? 0 : 1; k < matmuls.size(); ++k) {
+        Builder b(f_);
+        b.setInsertionPoint(matmuls[k]);
+        b.setLoc(t->loc());
+        Value* copy = b.value(t->name(), t->operands(), t->attrs());
+        for (size_t i = 0; i < matmuls[k]->numOperands(); ++i)
+          if (matmuls[k]->operand(i) == v) matmuls[k]->setOperand(i, copy);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
   // Ops recomputed to make `v` from cheap leaves, or -1 when `v` reads a large value or
   // takes more than kMaxConeOps ops.
   int coneOps(const Value* v) {
