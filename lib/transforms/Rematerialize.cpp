@@ -57,17 +57,21 @@ private:
       for (const Use& u : v->uses())
         if (std::find(readers.begin(), readers.end(), u.user) == readers.end())
           readers.push_back(u.user);
-      for (size_t k = 1; k < readers.size(); ++k) {
-        Builder b(f_);
-        b.setInsertionPoint(readers[k]);
-        b.setLoc(d->loc());
-        Value* copy = b.value(d->name(), d->operands(), d->attrs());
-        for (size_t i = 0; i < readers[k]->numOperands(); ++i)
-          if (readers[k]->operand(i) == v) readers[k]->setOperand(i, copy);
-        changed = true;
-      }
+      for (size_t k = 1; k < readers.size(); ++k)
+        cloneFor(*d, *readers[k]);
+      changed |= readers.size() > 1;
     }
     return changed;
+  }
+
+  // Makes `d`'s value again right before `reader`, which reads the copy from then on.
+  void cloneFor(const Op& d, Op& reader) {
+    Builder b(f_);
+    b.setInsertionPoint(&reader);
+    b.setLoc(d.loc());
+    Value* copy = b.value(d.name(), d.operands(), d.attrs());
+    for (size_t i = 0; i < reader.numOperands(); ++i)
+      if (reader.operand(i) == d.result(0)) reader.setOperand(i, copy);
   }
 
   bool cloneArgumentTransposes() {
@@ -89,12 +93,7 @@ private:
       }
       // The original stays with the first matmul when no other op reads it.
       for (size_t k = others ? 0 : 1; k < matmuls.size(); ++k) {
-        Builder b(f_);
-        b.setInsertionPoint(matmuls[k]);
-        b.setLoc(t->loc());
-        Value* copy = b.value(t->name(), t->operands(), t->attrs());
-        for (size_t i = 0; i < matmuls[k]->numOperands(); ++i)
-          if (matmuls[k]->operand(i) == v) matmuls[k]->setOperand(i, copy);
+        cloneFor(*t, *matmuls[k]);
         changed = true;
       }
     }
