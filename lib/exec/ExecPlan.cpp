@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace shardc {
 
@@ -302,12 +303,21 @@ std::string describePlan(const ExecPlan& plan, const Function& f) {
     inPlace += plan.values[v].home == ValueHome::Argument;
   }
   // The most arena bytes live at once: the arena's size less what its layout leaves unused.
+  // A value written over an input that dies in the step making it (checkArenaLiveness's one
+  // allowed overlap) counts from the step after.
   LiveRanges ranges = liveRanges(plan, num, f);
+  std::set<std::tuple<int64_t, int64_t, int64_t>> dying; // (offset, bytes, last step)
+  for (size_t v = 0; v < plan.values.size(); ++v)
+    if (plan.values[v].home == ValueHome::Arena && ranges.def[v] >= 0)
+      dying.emplace(plan.values[v].offset, num.type(static_cast<int64_t>(v)).bytes(),
+                    ranges.last[v]);
   std::vector<int64_t> liveAt(plan.steps.size() + 1, 0);
   for (size_t v = 0; v < plan.values.size(); ++v) {
     if (plan.values[v].home != ValueHome::Arena || ranges.def[v] < 0) continue;
-    int64_t bytes = num.type(static_cast<int64_t>(v)).bytes();
-    for (int64_t k = ranges.def[v]; k <= std::max(ranges.def[v], ranges.last[v]); ++k)
+    int64_t bytes = num.type(static_cast<int64_t>(v)).bytes(), first = ranges.def[v];
+    int64_t end = std::max(first, ranges.last[v]);
+    if (ranges.last[v] > first && dying.count({plan.values[v].offset, bytes, first})) ++first;
+    for (int64_t k = first; k <= end; ++k)
       liveAt[static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(plan.steps.size())))] +=
           bytes;
   }
