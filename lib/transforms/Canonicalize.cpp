@@ -49,6 +49,49 @@ bool isIdentityPerm(const std::vector<int64_t>& perm) {
   return true;
 }
 
+// A zero pad along one axis only, read by nothing but `user`: the axis, or -1.
+int64_t zeroPadAxis(const Value* v, const Op* user) {
+  const Op* p = v->definingOp();
+  if (!p || p->name() != opname::kPad || v->uses().size() != 1 || v->uses()[0].user != user ||
+      p->attrs().getFloat("value") != 0.0)
+    return -1;
+  const auto &lo = p->attrs().getInts("low"), &hi = p->attrs().getInts("high"),
+             &in = p->attrs().getInts("interior");
+  int64_t axis = -1;
+  for (size_t d = 0; d < lo.size(); ++d) {
+    if (in[d] != 0 || lo[d] < 0 || hi[d] < 0) return -1;
+    if (lo[d] == 0 && hi[d] == 0) continue;
+    if (axis >= 0) return -1;
+    axis = static_cast<int64_t>(d);
+  }
+  return axis;
+}
+
+// The sum of two zero pads whose pieces lie side by side along one axis is one pad of
+// their concatenation: the gradient of slices that split a value (a fused QKV projection's
+// q, k and v) is then assembled by copies instead of pads of the whole and adds.
+Value* padsSideBySide(Function& f, Op* add) {
+  Value *a = add->operand(0), *b = add->operand(1);
+  if (a == b || a->type() != add->result(0)->type() || b->type() != a->type()) return nullptr;
+  int64_t axis = zeroPadAxis(a, add);
+  if (axis < 0 || zeroPadAxis(b, add) != axis) return nullptr;
+  Op *pa = a->definingOp(), *pb = b->definingOp();
+  auto at = static_cast<size_t>(axis);
+  int64_t dim = a->type().shape[at];
+  // Order them: `first` ends where `second` starts.
+  if (dim - pa->attrs().getInts("high")[at] != pb->attrs().getInts("low")[at]) std::swap(pa, pb);
+  if (dim - pa->attrs().getInts("high")[at] != pb->attrs().getInts("low")[at]) return nullptr;
+  Builder bld(f);
+  bld.setInsertionPoint(add);
+  bld.setLoc(add->loc());
+  Value* joined = bld.value("concat", {pa->operand(0), pb->operand(0)}, {{"axis", axis}});
+  std::vector<int64_t> lo = pa->attrs().getInts("low"), hi = pb->attrs().getInts("high");
+  if (lo[at] == 0 && hi[at] == 0) return joined;
+  return bld.value(
+      "pad", {joined},
+      {{"low", lo}, {"high", hi}, {"interior", pa->attrs().getInts("interior")}, {"value", 0.0}});
+}
+
 // Rewrites that forward an operand or merge an op into its producer. Returns the value
 // that replaces result 0, or nullptr.
 Value* simplify(Function& f, Op* op) {
@@ -78,6 +121,7 @@ Value* simplify(Function& f, Op* op) {
       return b.value("transpose", {producer->operand(0)}, {{"perm", combined}});
     }
   }
+  if (n == opname::kAdd) return padsSideBySide(f, op);
   if (n == opname::kReshape && producer && producer->name() == opname::kReshape) {
     Builder b(f);
     b.setInsertionPoint(op);
