@@ -1,0 +1,243 @@
+// The executable plan's library steps: matmuls with their transposes read or written as
+// strides, batch-summed weight gradients and single GEMMs (oneDNN or OpenBLAS), and
+// convolutions, each checked against the interpreter.
+#include "PlanTestUtil.h"
+
+#include "shardc/exec/CompiledFunction.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace shardc;
+using namespace shardc::testing;
+
+namespace {
+
+// Attention scores with a relative position bias broadcast over the batch (Swin): oneDNN
+// 2.6 has only its reference loop for a strided K^T with that binary post-op, so the bias
+// add runs as a lane program over the product; the numbers stay the interpreter's.
+TEST(PlanTest, ScoresWithABatchBroadcastBiasMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @scores(input %q: f32[4,3,49,32], input %k: f32[4,3,49,32], input %bias: f32[1,3,49,49]) -> (y: f32[4,3,49,49]) {
+  %kt = transpose(%k) {perm = [0, 1, 3, 2]} : f32[4,3,32,49]
+  %s = matmul(%q, %kt) : f32[4,3,49,49]
+  %y = add(%s, %bias) : f32[4,3,49,49]
+  return %y
+}
+)");
+  ASSERT_TRUE(p.m);
+  ASSERT_NE(p.stepOf("matmul"), nullptr);
+  EXPECT_EQ(p.stepOf("matmul")->ops.size(), 3u); // transpose, matmul and add: one step
+  expectCompiledNearReference(p, patternedArgs(p.f(), 7, 23, 0.01, -0.1));
+}
+
+// A weight gradient summed over a batch whose other operand is itself a folded transpose
+// (multi-head attention's [seq, batch, dim] layout): one GEMM over every row, the second
+// operand first copied into the first's row order; nothing of the batch's size is stored.
+TEST(PlanTest, BatchSumsOfTwoTransposedOperandsMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @wg(input %x: f32[5,2,6], input %h: f32[2,5,4]) -> (dw: f32[1,6,4]) {
+  %a = transpose(%h) {perm = [1, 2, 0]} : f32[5,4,2]
+  %b = transpose(%a) {perm = [0, 2, 1]} : f32[5,2,4]
+  %xt = transpose(%x) {perm = [0, 2, 1]} : f32[5,6,2]
+  %p = matmul(%xt, %b) : f32[5,6,4]
+  %dw = reduce_sum(%p) {axes = [0], keepdims = true} : f32[1,6,4]
+  return %dw
+}
+)");
+  ASSERT_TRUE(p.m);
+  const PlanStep* gemm = p.stepOf("matmul");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->ops.size(), 4u) << describePlan(p.plan, p.f()); // %b, %xt, %p, %dw
+  expectCompiledNearReference(p, patternedArgs(p.f(), 5, 13, 0.1, -0.6));
+}
+
+// Attention's head permutes: the matmuls read q, k and v through permuted strides and store
+// the heads merged back, so no transpose runs as a step of its own.
+TEST(PlanTest, MatmulsReadAndWritePermutedHeads) {
+  Planned p = plan(R"(
+func @heads(input %q: f32[2,16,4,8], input %k: f32[2,16,4,8], input %v: f32[2,16,4,8]) -> (y: f32[2,16,4,8]) {
+  %qt = transpose(%q) {perm = [0, 2, 1, 3]} : f32[2,4,16,8]
+  %kt = transpose(%k) {perm = [0, 2, 3, 1]} : f32[2,4,8,16]
+  %s = matmul(%qt, %kt) : f32[2,4,16,16]
+  %vt = transpose(%v) {perm = [0, 2, 1, 3]} : f32[2,4,16,8]
+  %o = matmul(%s, %vt) : f32[2,4,16,8]
+  %y = transpose(%o) {perm = [0, 2, 1, 3]} : f32[2,16,4,8]
+  return %y
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_EQ(checkPlan(p.plan, p.f()), "");
+  ASSERT_EQ(p.plan.steps.size(), 2u) << describePlan(p.plan, p.f());
+  EXPECT_EQ(p.plan.steps[0].ops.size(), 3u);
+  EXPECT_EQ(p.plan.steps[1].ops.size(), 3u);
+  std::vector<Tensor> args;
+  for (size_t a = 0; a < 3; ++a) {
+    args.emplace_back(p.f().argument(a)->type());
+    for (int64_t i = 0; i < args.back().numel(); ++i)
+      args.back().setDouble(i, 0.1 * static_cast<double>((i * (5 + 2 * a)) % 23) - 1);
+  }
+  std::vector<Tensor> want = interpret(p.f(), args);
+  std::vector<Tensor> got = runCompiled(p.f(), args);
+  EXPECT_TRUE(nearReference(got[0], want[0], interpret(p.f(), absoluteValues(args))[0]));
+}
+
+// Every transpose the fusion folds into a matmul, rank 4: operands permuted in any way that
+// keeps their inner dim among the last two, results in any way that keeps the last dim. Each
+// gets oneDNN's GEMM (the kernel refuses its reference loop) and the interpreter's numbers.
+TEST(PlanTest, EveryFoldedTransposeRunsAsAGemm) {
+  std::vector<int64_t> perm = {0, 1, 2, 3};
+  const Shape dims = {2, 3, 4, 5};
+  int folded = 0;
+  do {
+    auto str = [](const std::vector<int64_t>& v) {
+      std::string s;
+      for (int64_t x : v)
+        s += (s.empty() ? "" : ", ") + std::to_string(x);
+      return s;
+    };
+    Shape t(4);
+    for (size_t i = 0; i < 4; ++i)
+      t[i] = dims[static_cast<size_t>(perm[i])];
+    std::string ty = "f32[" + str(std::vector<int64_t>(t.begin(), t.end())) + "]";
+    std::string yt = "f32[" + str({t[0], t[1], t[2], t[2]}) + "]";
+    if (perm[3] != 3 && perm[2] != 3) continue; // the inner dim leaves the last two
+    // An operand times the transpose of its last two dims: both read through strides.
+    std::string ir =
+        "func @f(input %x: f32[2,3,4,5]) -> (y: " + yt + ") {\n  %a = transpose(%x) {perm = [" +
+        str(perm) + "]} : " + ty + "\n  %b = transpose(%x) {perm = [" +
+        str({perm[0], perm[1], perm[3], perm[2]}) + "]} : f32[" + str({t[0], t[1], t[3], t[2]}) +
+        "]\n  %y = matmul(%a, %b) : " + yt + "\n  return %y\n}\n";
+    SCOPED_TRACE(ir);
+    Planned p = plan(ir);
+    ASSERT_TRUE(p.m);
+    ASSERT_EQ(p.plan.steps.size(), 1u) << describePlan(p.plan, p.f());
+    ++folded;
+    std::vector<Tensor> args{Tensor(p.f().argument(0)->type())};
+    for (int64_t i = 0; i < args[0].numel(); ++i)
+      args[0].setDouble(i, 0.1 * static_cast<double>((i * 7) % 19) - 0.9);
+    EXPECT_TRUE(nearReference(runCompiled(p.f(), args)[0], interpret(p.f(), args)[0],
+                              interpret(p.f(), absoluteValues(args))[0]));
+    if (perm[3] != 3) continue;
+    // The product of plain operands stored permuted.
+    Shape z = {2, 3, 4, 4}, zt(4);
+    for (size_t i = 0; i < 4; ++i)
+      zt[i] = z[static_cast<size_t>(perm[i])];
+    std::string ir2 = "func @g(input %x: f32[2,3,4,5], input %w: f32[2,3,5,4]) -> (y: f32[" +
+                      str(std::vector<int64_t>(zt.begin(), zt.end())) +
+                      "]) {\n  %m = matmul(%x, %w) : f32[2,3,4,4]\n  %y = transpose(%m) {perm = [" +
+                      str(perm) + "]} : f32[" + str(std::vector<int64_t>(zt.begin(), zt.end())) +
+                      "]\n  return %y\n}\n";
+    SCOPED_TRACE(ir2);
+    Planned q = plan(ir2);
+    ASSERT_TRUE(q.m);
+    ASSERT_EQ(q.plan.steps.size(), 1u) << describePlan(q.plan, q.f());
+    std::vector<Tensor> args2{Tensor(q.f().argument(0)->type()), Tensor(q.f().argument(1)->type())};
+    for (Tensor& a : args2)
+      for (int64_t i = 0; i < a.numel(); ++i)
+        a.setDouble(i, 0.1 * static_cast<double>((i * 5) % 17) - 0.8);
+    EXPECT_TRUE(nearReference(runCompiled(q.f(), args2)[0], interpret(q.f(), args2)[0],
+                              interpret(q.f(), absoluteValues(args2))[0]));
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  EXPECT_EQ(folded, 12);
+}
+
+// The GEMMs that run on OpenBLAS where it is available: batch rows joined into one GEMM with
+// its bias, residual and relu applied to each thread's rows, both operands read transposed
+// with a tanh after, and a weight gradient summed over the batch. Each is over the
+// kernel's 2^24 FLOPs for OpenBLAS.
+TEST(PlanTest, SingleGemmsMatchTheInterpreter) {
+  Planned p = plan(R"(
+func @f(input %x: f32[8,64,128], input %w: f32[128,256], input %b: f32[256], input %r: f32[8,64,256], input %a: f32[512,160], input %c: f32[128,512], input %g: f32[8,64,256]) -> (y: f32[8,64,256], t: f32[160,128], dw: f32[1,128,256]) {
+  %p = matmul(%x, %w) : f32[8,64,256]
+  %bb = broadcast(%b) {shape = [8, 64, 256]} : f32[8,64,256]
+  %h = add(%p, %bb) : f32[8,64,256]
+  %s = add(%r, %h) : f32[8,64,256]
+  %y = relu(%s) : f32[8,64,256]
+  %at = transpose(%a) {perm = [1, 0]} : f32[160,512]
+  %ct = transpose(%c) {perm = [1, 0]} : f32[512,128]
+  %m = matmul(%at, %ct) : f32[160,128]
+  %t = tanh(%m) : f32[160,128]
+  %xt = transpose(%x) {perm = [0, 2, 1]} : f32[8,128,64]
+  %d = matmul(%xt, %g) : f32[8,128,256]
+  %dw = reduce_sum(%d) {axes = [0], keepdims = true} : f32[1,128,256]
+  return %y, %t, %dw
+}
+)");
+  expectStepsMatchingTheInterpreter(p, 3);
+}
+
+// A matmul by a weight shared over the batch whose rows come through a transpose that keeps
+// the last dim ([seq, batch] read from [batch, seq]): the GEMM walks the rows in the stored
+// order and writes the product through permuted strides, with a bias (run as a lane program
+// then), an activation, or nothing after it; a product stored through such a transpose
+// walks them in the store's order; and the weight gradient of those sizes, large enough
+// for OpenBLAS; on 1 and 2 threads.
+TEST(PlanTest, RowsOfASharedWeightFollowTheStoredOrder) {
+  Planned p = plan(R"(
+func @proj(input %x: f32[8,128,64], input %w: f32[64,128], input %b: f32[128], input %g: f32[128,8,128], input %x2: f32[8,128,64]) -> (y: f32[128,8,128], r: f32[128,8,128], z: f32[128,8,128], dw: f32[1,128,64], dx: f32[8,128,64]) {
+  %xs = transpose(%x) {perm = [1, 0, 2]} : f32[128,8,64]
+  %p = matmul(%xs, %w) : f32[128,8,128]
+  %bb = broadcast(%b) {shape = [128, 8, 128]} : f32[128,8,128]
+  %y = add(%p, %bb) : f32[128,8,128]
+  %xr = transpose(%x) {perm = [1, 0, 2]} : f32[128,8,64]
+  %q = matmul(%xr, %w) : f32[128,8,128]
+  %r = relu(%q) : f32[128,8,128]
+  %xz = transpose(%x2) {perm = [1, 0, 2]} : f32[128,8,64]
+  %z = matmul(%xz, %w) : f32[128,8,128]
+  %gt = transpose(%g) {perm = [0, 2, 1]} : f32[128,128,8]
+  %xd = transpose(%x2) {perm = [1, 0, 2]} : f32[128,8,64]
+  %d = matmul(%gt, %xd) : f32[128,128,64]
+  %dw = reduce_sum(%d) {axes = [0], keepdims = true} : f32[1,128,64]
+  %wt = transpose(%w) {perm = [1, 0]} : f32[128,64]
+  %o = matmul(%g, %wt) : f32[128,8,64]
+  %dx = transpose(%o) {perm = [1, 0, 2]} : f32[8,128,64]
+  return %y, %r, %z, %dw, %dx
+}
+)");
+  expectStepsMatchingTheInterpreter(p, 5);
+}
+
+// A convolution's weight in the primitive's own layout: kept between runs when it is a
+// parameter no result is tied to (a new tensor, a new buffer, is reordered again), and
+// reordered every run when the program updates it in place.
+TEST(PlanTest, ConvolutionWeightsKeptOnlyWhileUnchanged) {
+  auto check = [](const char* ir, bool updated) {
+    Planned p = plan(ir);
+    ASSERT_TRUE(p.m);
+    CompiledFunction cf(p.f(), p.plan, 2);
+    std::vector<Tensor> args = patternedArgs(p.f(), 7, 19, 0.05, -0.4);
+    for (int run = 0; run < 3; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      if (run == 2) args[1] = patternedArgs(p.f(), 5, 17, 0.03, -0.2)[1]; // a new weight
+      std::vector<Tensor> before = args;
+      std::vector<Tensor> want = interpret(p.f(), before),
+                          bound = interpret(p.f(), absoluteValues(before));
+      const std::vector<Tensor>& got = cf.run(args);
+      EXPECT_TRUE(nearReference(got[0], want[0], bound[0]));
+      if (updated) {
+        EXPECT_TRUE(nearReference(args[1], want[1], bound[1]));
+      }
+    }
+  };
+  check(R"(
+func @infer(input %x: f32[1,16,12,12], param %w: f32[32,16,3,3]) -> (y: f32[1,32,12,12]) {
+  %y = conv2d(%x, %w) {dilations = [1, 1], groups = 1, pads = [1, 1, 1, 1], strides = [1, 1]} : f32[1,32,12,12]
+  return %y
+}
+)",
+        false);
+  check(R"(
+func @train(input %x: f32[1,16,12,12], param %w: f32[32,16,3,3]) -> (y: f32[1,32,12,12], w2: f32[32,16,3,3] tied %w) {
+  %y = conv2d(%x, %w) {dilations = [1, 1], groups = 1, pads = [1, 1, 1, 1], strides = [1, 1]} : f32[1,32,12,12]
+  %c = constant() {value = dense<f32[], [0.5]>} : f32[]
+  %s = mul(%w, %c) : f32[32,16,3,3]
+  %w2 = sub(%w, %s) : f32[32,16,3,3]
+  return %y, %w2
+}
+)",
+        true);
+}
+
+} // namespace
