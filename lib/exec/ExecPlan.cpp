@@ -311,16 +311,19 @@ std::string describePlan(const ExecPlan& plan, const Function& f) {
     if (plan.values[v].home == ValueHome::Arena && ranges.def[v] >= 0)
       dying.emplace(plan.values[v].offset, num.type(static_cast<int64_t>(v)).bytes(),
                     ranges.last[v]);
-  std::vector<int64_t> liveAt(plan.steps.size() + 1, 0);
+  // Each value adds its bytes where it starts and takes them off after its last step.
+  auto steps = static_cast<int64_t>(plan.steps.size());
+  std::vector<int64_t> liveAt(static_cast<size_t>(steps) + 2, 0);
   for (size_t v = 0; v < plan.values.size(); ++v) {
     if (plan.values[v].home != ValueHome::Arena || ranges.def[v] < 0) continue;
     int64_t bytes = num.type(static_cast<int64_t>(v)).bytes(), first = ranges.def[v];
-    int64_t end = std::max(first, ranges.last[v]);
+    int64_t end = std::min(std::max(first, ranges.last[v]), steps);
     if (ranges.last[v] > first && dying.count({plan.values[v].offset, bytes, first})) ++first;
-    for (int64_t k = first; k <= end; ++k)
-      liveAt[static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(plan.steps.size())))] +=
-          bytes;
+    liveAt[static_cast<size_t>(std::min(first, steps))] += bytes;
+    liveAt[static_cast<size_t>(end + 1)] -= bytes;
   }
+  for (size_t k = 1; k < liveAt.size(); ++k)
+    liveAt[k] += liveAt[k - 1];
   std::ostringstream os;
   os << plan.steps.size() << " kernels for " << num.ops().size() << " ops; " << fusedSteps
      << " fused kernels cover " << fusedOps << " ops\n";
