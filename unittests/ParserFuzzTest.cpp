@@ -212,8 +212,8 @@ TEST(ParserFuzzTest, ValidFilesRoundTrip) {
 // dominate. Larger units (say a model with its weights written out) get evenly spaced cuts
 // and fewer mutants within a parse budget, so that one big file cannot make the test
 // quadratic.
-constexpr size_t kEveryPrefixUpTo = 16 * 1024;
-constexpr size_t kParseBudgetBytes = 64 << 20;
+constexpr size_t kEveryPrefixUpTo = 4 * 1024;
+constexpr size_t kParseBudgetBytes = 8 << 20;
 
 std::vector<size_t> cutPoints(const std::string& text) {
   size_t size = text.size();

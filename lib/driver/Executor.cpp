@@ -7,6 +7,7 @@
 #include "shardc/exec/Interpreter.h"
 #include "shardc/ir/IR.h"
 #include "shardc/support/Error.h"
+#include "shardc/support/HostMemory.h"
 
 #include <algorithm>
 
@@ -38,7 +39,10 @@ Executor::Executor(const LoadedPef& l, std::vector<Tensor> wholeArgs, bool refer
     whole_.clear(); // the devices hold their pieces now
   }
   peaks_.assign(l.partitioned() ? local_.size() : 1, 0);
-  if (reference_) return;
+  if (reference_) {
+    keepFreedMemory();
+    return;
+  }
   int perDevice = intraOpThreads(devices, threads);
   size_t count = l.partitioned() ? local_.size() : 1;
   for (size_t d = 0; d < count; ++d) {

@@ -1,7 +1,8 @@
 // Elementwise ops outside the f32 lanes (f64, f16, bf16, integers, i1): one op per step, each
 // element in the widest type of its family through the op's own element function (the one
-// its reference kernel applies), with numpy broadcasting. These are small: step counters,
-// index arithmetic, one-hot labels, the optimizer's f64 scalars.
+// its reference kernel applies), with numpy broadcasting. Most are small (step counters, index
+// arithmetic, one-hot labels, the optimizer's f64 scalars); float64 models run all their
+// elementwise ops here, on the step's threads.
 #include "Kernel.h"
 
 #include "shardc/ir/IR.h"
@@ -20,6 +21,8 @@ namespace shardc {
 namespace {
 
 enum class Kind { Unary, Binary, Compare, Where, Cast };
+// Elements (through one element function call each) below which one thread does them all.
+constexpr int64_t kParallelElements = 1 << 14;
 
 // One row of `n` elements, `st` apart from offset `off`, as int64 or double; typed loops for
 // the common dtypes, Tensor's conversions (loadInt/loadDouble) for the rest.
@@ -103,6 +106,7 @@ public:
       types_.push_back(v->type().dtype);
       strides_.push_back(broadcastStrides(out_.shape, v->type().shape));
     }
+    collapseDims();
     resultId_ = a.num.id(op_.result(0));
     DType from = types_[0], to = out_.dtype;
     bf16Cast_ =
@@ -167,27 +171,69 @@ private:
     }
   }
 
+  // Merges neighbouring dims that every operand walks alike (both broadcast, or contiguous),
+  // so that rows run as long as the layout allows: [8,96,32,32] x [1,96,1,1] runs rows of 1024,
+  // not 32. The result is row-major either way.
+  void collapseDims() {
+    shape_ = out_.shape;
+    for (size_t d = shape_.size(); d-- > 1;) {
+      bool merge = std::all_of(strides_.begin(), strides_.end(),
+                               [&](const auto& st) { return st[d - 1] == st[d] * shape_[d]; });
+      if (!merge) continue;
+      shape_[d - 1] *= shape_[d];
+      shape_.erase(shape_.begin() + static_cast<std::ptrdiff_t>(d));
+      for (auto& st : strides_)
+        st.erase(st.begin() + static_cast<std::ptrdiff_t>(d - 1));
+    }
+  }
+
   void runElements(ExecContext& ctx) {
     int64_t n = out_.numel();
     if (n == 0) return;
     if (kind_ == Kind::Compare && types_[0] == DType::I64 && types_[1] == DType::I64 &&
-        !out_.shape.empty())
+        !shape_.empty())
       return compareInts(ctx);
-    size_t rank = out_.shape.size(), ops = ids_.size();
-    int64_t inner = rank ? out_.shape[rank - 1] : 1, rows = n / inner;
-    std::vector<std::vector<double>> fd(ops, std::vector<double>(static_cast<size_t>(inner)));
-    std::vector<std::vector<int64_t>> id(ops, std::vector<int64_t>(static_cast<size_t>(inner)));
-    std::vector<double> fy(static_cast<size_t>(inner));
-    std::vector<int64_t> iy(static_cast<size_t>(inner));
+    int64_t inner = shape_.empty() ? 1 : shape_.back(), rows = n / inner;
+    // Rows are independent: large ops (float64 models' activations) split them over threads.
+    parallelRegion(n >= kParallelElements && rows > 1 ? ctx.threads : 1, [&] {
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < rows; ++r)
+        runRow(ctx, r, inner);
+    });
+  }
+
+  // Each thread's row buffers, reused from row to row.
+  struct RowBuffers {
+    std::vector<std::vector<double>> fd;
+    std::vector<std::vector<int64_t>> id;
+    std::vector<double> fy;
+    std::vector<int64_t> iy;
+  };
+
+  void runRow(ExecContext& ctx, int64_t r, int64_t inner) const {
+    static thread_local RowBuffers b;
+    size_t rank = shape_.size(), ops = ids_.size(), len = static_cast<size_t>(inner);
+    b.fd.resize(ops);
+    b.id.resize(ops);
+    for (size_t k = 0; k < ops; ++k) {
+      b.fd[k].resize(len);
+      b.id[k].resize(len);
+    }
+    b.fy.resize(len);
+    b.iy.resize(len);
+    auto& fd = b.fd;
+    auto& id = b.id;
+    auto& fy = b.fy;
+    auto& iy = b.iy;
     uint8_t* y = ctx.ptr[static_cast<size_t>(resultId_)];
     const ElementFns& e = op_.def().element;
     bool resultFloat = isFloat(out_.dtype);
-    for (int64_t r = 0; r < rows; ++r) {
+    {
       for (size_t k = 0; k < ops; ++k) {
         int64_t off = 0, q = r;
         for (size_t d = rank - 1; d-- > 0 && rank > 1;) {
-          off += (q % out_.shape[d]) * strides_[k][d];
-          q /= out_.shape[d];
+          off += (q % shape_[d]) * strides_[k][d];
+          q /= shape_[d];
         }
         int64_t st = rank ? strides_[k][rank - 1] : 0;
         const uint8_t* p = ctx.ptr[static_cast<size_t>(ids_[k])];
@@ -245,14 +291,14 @@ private:
   }
 
   void compareInts(ExecContext& ctx) const {
-    size_t rank = out_.shape.size();
-    int64_t inner = out_.shape[rank - 1], rows = out_.numel() / inner;
+    size_t rank = shape_.size();
+    int64_t inner = shape_[rank - 1], rows = out_.numel() / inner;
     auto* y = ctx.ptr[static_cast<size_t>(resultId_)];
     for (int64_t r = 0; r < rows; ++r) {
       int64_t off[2] = {0, 0}, q = r;
       for (size_t d = rank - 1; d-- > 0;) {
-        int64_t i = q % out_.shape[d];
-        q /= out_.shape[d];
+        int64_t i = q % shape_[d];
+        q /= shape_[d];
         off[0] += i * strides_[0][d];
         off[1] += i * strides_[1][d];
       }
@@ -314,6 +360,7 @@ private:
   Kind kind_;
   bool bf16Cast_ = false;
   TensorType out_;
+  Shape shape_; // out_'s shape with mergeable dims merged (collapseDims)
   std::vector<int64_t> ids_;
   std::vector<DType> types_;
   std::vector<std::vector<int64_t>> strides_;

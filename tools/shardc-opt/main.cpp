@@ -23,6 +23,7 @@
 #include "shardc/sharding/Strategy.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/FileUtil.h"
+#include "shardc/support/HostMemory.h"
 #include "shardc/train/Recompute.h"
 #include "shardc/train/TrainStep.h"
 #include "shardc/transforms/Passes.h"
@@ -219,6 +220,7 @@ int runFunction(const Module& m, const Options& o, const SpmdProgram* spmd = nul
       if (r.name.find('/') != std::string::npos || r.name == "." || r.name == "..")
         throw Error("result name '" + r.name + "' cannot be used as a file name");
   std::vector<Tensor> results;
+  keepFreedMemory();
   if (!spmd) {
     results = interpret(*f, bindInputs(*f, o));
   } else {
