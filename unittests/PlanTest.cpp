@@ -282,6 +282,34 @@ func @rev(input %x: f32[3,20,40], input %i: i64[5,7]) -> (a: f32[3,20,40], b: f3
   EXPECT_TRUE(p.plan.referenceOps().empty());
 }
 
+// Float64 elementwise ops run on the wide kernels: neighbouring dims every operand walks alike
+// merge into longer rows, and large ops split their rows over threads. Each element still goes
+// through the reference's own element function: bitwise equal on 1 and 2 threads.
+TEST(PlanTest, Float64ElementwiseMatchesTheInterpreterBitwise) {
+  Planned p = plan(R"(
+func @wide(input %x: f64[8,24,16,16], input %c: f64[1,24,1,1], input %n: f64[8,24,1,1], input %w: f64[16], input %t: f64[8,16,24,16]) -> (a: f64[8,24,16,16], b: f64[8,24,16,16], c: f64[8,24,16,16], d: f64[8,24,16,16], e: i1[8,24,16,16]) {
+  %a = mul(%x, %c) : f64[8,24,16,16]
+  %b = sub(%x, %n) : f64[8,24,16,16]
+  %c1 = add(%x, %w) : f64[8,24,16,16]
+  %tt = transpose(%t) {perm = [0, 2, 1, 3]} : f64[8,24,16,16]
+  %d = div(%x, %tt) : f64[8,24,16,16]
+  %s = sigmoid(%a) : f64[8,24,16,16]
+  %e = compare(%s, %b) {direction = "lt"} : i1[8,24,16,16]
+  return %a, %b, %c1, %d, %e
+}
+)");
+  ASSERT_TRUE(p.m);
+  EXPECT_TRUE(p.plan.referenceOps().empty());
+  std::vector<Tensor> args = patternedArgs(p.f(), 7, 23, 0.25, 0.5);
+  std::vector<Tensor> want = interpret(p.f(), args);
+  for (int threads : {1, 2}) {
+    std::vector<Tensor> got = runCompiled(p.f(), args, nullptr, threads);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_TRUE(allClose(got[i], want[i], 0.0, 0.0))
+          << p.f().results()[i].name << ", " << threads << " threads";
+  }
+}
+
 // The native dropout kernel draws the interpreter's mask: a rank-3 tensor whose index
 // operands start past 0 (a device's block of a larger tensor) and an odd inner size.
 TEST(PlanTest, DropoutMatchesTheInterpreter) {
