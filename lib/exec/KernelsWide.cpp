@@ -196,31 +196,25 @@ private:
     int64_t inner = shape_.empty() ? 1 : shape_.back(), rows = n / inner;
     // Rows are independent: large ops (float64 models' activations) split them over threads.
     parallelRegion(n >= kParallelElements && rows > 1 ? ctx.threads : 1, [&] {
+      RowBuffers b(ids_.size(), static_cast<size_t>(inner));
 #pragma omp for schedule(static)
       for (int64_t r = 0; r < rows; ++r)
-        runRow(ctx, r, inner);
+        runRow(ctx, r, inner, b);
     });
   }
 
-  // Each thread's row buffers, reused from row to row.
+  // A thread's row buffers: each operand's row in its domain's type, and the result's row.
   struct RowBuffers {
+    RowBuffers(size_t ops, size_t len)
+        : fd(ops, std::vector<double>(len)), id(ops, std::vector<int64_t>(len)), fy(len), iy(len) {}
     std::vector<std::vector<double>> fd;
     std::vector<std::vector<int64_t>> id;
     std::vector<double> fy;
     std::vector<int64_t> iy;
   };
 
-  void runRow(ExecContext& ctx, int64_t r, int64_t inner) const {
-    static thread_local RowBuffers b;
-    size_t rank = shape_.size(), ops = ids_.size(), len = static_cast<size_t>(inner);
-    b.fd.resize(ops);
-    b.id.resize(ops);
-    for (size_t k = 0; k < ops; ++k) {
-      b.fd[k].resize(len);
-      b.id[k].resize(len);
-    }
-    b.fy.resize(len);
-    b.iy.resize(len);
+  void runRow(ExecContext& ctx, int64_t r, int64_t inner, RowBuffers& b) const {
+    size_t rank = shape_.size(), ops = ids_.size();
     auto& fd = b.fd;
     auto& id = b.id;
     auto& fy = b.fy;
@@ -228,66 +222,64 @@ private:
     uint8_t* y = ctx.ptr[static_cast<size_t>(resultId_)];
     const ElementFns& e = op_.def().element;
     bool resultFloat = isFloat(out_.dtype);
-    {
-      for (size_t k = 0; k < ops; ++k) {
-        int64_t off = 0, q = r;
-        for (size_t d = rank - 1; d-- > 0 && rank > 1;) {
-          off += (q % shape_[d]) * strides_[k][d];
-          q /= shape_[d];
-        }
-        int64_t st = rank ? strides_[k][rank - 1] : 0;
-        const uint8_t* p = ctx.ptr[static_cast<size_t>(ids_[k])];
-        // Where reads its operands' bytes; everything else its domain's values.
-        bool asFloat = kind_ == Kind::Where ? isFloat(types_[k])
-                                            : floatDomain_ && k < 2 && kind_ != Kind::Where;
-        if (kind_ == Kind::Cast) asFloat = isFloat(out_.dtype) || isFloat(types_[k]);
-        if (asFloat)
-          rowDoubles(p, types_[k], off, st, inner, fd[k].data());
-        else
-          rowInts(p, types_[k], off, st, inner, id[k].data());
+    for (size_t k = 0; k < ops; ++k) {
+      int64_t off = 0, q = r;
+      for (size_t d = rank - 1; d-- > 0 && rank > 1;) {
+        off += (q % shape_[d]) * strides_[k][d];
+        q /= shape_[d];
       }
-      bool floatOut = resultFloat;
-      switch (kind_) {
-      case Kind::Unary:
-        for (int64_t j = 0; j < inner; ++j)
-          floatDomain_ ? void(fy[j] = e.unaryF(fd[0][j])) : void(iy[j] = e.unaryI(id[0][j]));
-        break;
-      case Kind::Binary:
-        for (int64_t j = 0; j < inner; ++j)
-          floatDomain_ ? void(fy[j] = e.binaryF(fd[0][j], fd[1][j]))
-                       : void(iy[j] = e.binaryI(id[0][j], id[1][j]));
-        break;
-      case Kind::Compare:
-        for (int64_t j = 0; j < inner; ++j)
-          iy[j] = floatDomain_ ? compare(fd[0][j], fd[1][j]) : compare(id[0][j], id[1][j]);
-        floatOut = false;
-        break;
-      case Kind::Where:
-        for (int64_t j = 0; j < inner; ++j) {
-          size_t pick = id[0][j] ? 1 : 2;
-          if (resultFloat)
-            fy[j] = fd[pick][j];
-          else
-            iy[j] = id[pick][j];
-        }
-        break;
-      case Kind::Cast: // as the reference cast: floats through double, the rest through int64
-        for (int64_t j = 0; j < inner; ++j) {
-          if (resultFloat)
-            fy[j] = fd[0][j];
-          else if (isFloat(types_[0]))
-            iy[j] = isBool(out_.dtype) ? fd[0][j] != 0.0 : truncate(fd[0][j]);
-          else
-            iy[j] = id[0][j];
-        }
-        break;
-      }
-      int64_t base = r * inner;
-      if (floatOut && resultFloat)
-        storeRowDoubles(y, out_.dtype, base, inner, fy.data());
+      int64_t st = rank ? strides_[k][rank - 1] : 0;
+      const uint8_t* p = ctx.ptr[static_cast<size_t>(ids_[k])];
+      // Where reads its operands' bytes; everything else its domain's values.
+      bool asFloat =
+          kind_ == Kind::Where ? isFloat(types_[k]) : floatDomain_ && k < 2 && kind_ != Kind::Where;
+      if (kind_ == Kind::Cast) asFloat = isFloat(out_.dtype) || isFloat(types_[k]);
+      if (asFloat)
+        rowDoubles(p, types_[k], off, st, inner, fd[k].data());
       else
-        storeRowInts(y, out_.dtype, base, inner, iy.data());
+        rowInts(p, types_[k], off, st, inner, id[k].data());
     }
+    bool floatOut = resultFloat;
+    switch (kind_) {
+    case Kind::Unary:
+      for (int64_t j = 0; j < inner; ++j)
+        floatDomain_ ? void(fy[j] = e.unaryF(fd[0][j])) : void(iy[j] = e.unaryI(id[0][j]));
+      break;
+    case Kind::Binary:
+      for (int64_t j = 0; j < inner; ++j)
+        floatDomain_ ? void(fy[j] = e.binaryF(fd[0][j], fd[1][j]))
+                     : void(iy[j] = e.binaryI(id[0][j], id[1][j]));
+      break;
+    case Kind::Compare:
+      for (int64_t j = 0; j < inner; ++j)
+        iy[j] = floatDomain_ ? compare(fd[0][j], fd[1][j]) : compare(id[0][j], id[1][j]);
+      floatOut = false;
+      break;
+    case Kind::Where:
+      for (int64_t j = 0; j < inner; ++j) {
+        size_t pick = id[0][j] ? 1 : 2;
+        if (resultFloat)
+          fy[j] = fd[pick][j];
+        else
+          iy[j] = id[pick][j];
+      }
+      break;
+    case Kind::Cast: // as the reference cast: floats through double, the rest through int64
+      for (int64_t j = 0; j < inner; ++j) {
+        if (resultFloat)
+          fy[j] = fd[0][j];
+        else if (isFloat(types_[0]))
+          iy[j] = isBool(out_.dtype) ? fd[0][j] != 0.0 : truncate(fd[0][j]);
+        else
+          iy[j] = id[0][j];
+      }
+      break;
+    }
+    int64_t base = r * inner;
+    if (floatOut && resultFloat)
+      storeRowDoubles(y, out_.dtype, base, inner, fy.data());
+    else
+      storeRowInts(y, out_.dtype, base, inner, iy.data());
   }
 
   void compareInts(ExecContext& ctx) const {

@@ -17,7 +17,7 @@ inline int64_t hostMemoryBytes() {
 // The reference interpreter allocates every op's result (and its float64 copies) afresh and
 // frees them op by op. By default glibc maps each block over 32 MiB and unmaps it on free, and
 // trims the heap's top, so every op faults its pages in again: 40% of a Swin-T training step
-// went to the kernel. Keeping freed memory in the process makes such a step 1.8x faster for
+// went to the kernel. Keeping freed memory in the process makes such a step 1.6x faster for
 // 20% more peak memory (fragmentation); the compiled runtime, one arena, is unaffected.
 inline void keepFreedMemory() {
   ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
