@@ -1,10 +1,13 @@
 #include "MicroBatches.h"
 
 #include "shardc/ir/Builder.h"
+#include "shardc/ops/OpNames.h"
+#include "shardc/sharding/SplitBatch.h"
 #include "shardc/support/Error.h"
 
 #include "Optimizer.h"
 
+#include <algorithm>
 #include <iterator>
 #include <unordered_set>
 
@@ -90,6 +93,41 @@ int64_t batchOf(Function& f, const StepValues& s, std::vector<Value*>& inputs) {
   return batch;
 }
 
+// Copies `op` for micro-batch `i`; the copy of a slice of an input takes column i.
+Op* cloneFor(Builder& b, const Op& op, std::unordered_map<const Value*, Value*>& map, int64_t i,
+             const std::unordered_set<const Op*>& slices) {
+  Op* copy = b.clone(op, map);
+  if (slices.count(&op)) {
+    std::vector<int64_t> start = op.attrs().getInts("start"), limit = op.attrs().getInts("limit");
+    start[1] = i;
+    limit[1] = i + 1;
+    copy->attrs().set("start", start);
+    copy->attrs().set("limit", limit);
+  }
+  return copy;
+}
+
+// The ops of `body` that `v` is computed from, in body order: inputs and constants only, as
+// splitBatch leaves a sum over the whole batch.
+std::vector<const Op*> opsBehind(const Value* v, const std::vector<Op*>& body) {
+  std::unordered_set<const Op*> behind;
+  std::vector<const Value*> todo{v};
+  while (!todo.empty()) {
+    const Value* x = todo.back();
+    todo.pop_back();
+    const Op* d = x->definingOp();
+    if (!d && x->argKind() != ArgKind::Input)
+      throw Error("--micro-batches: a sum over the whole batch reads '" + x->name() +
+                  "', which is not an input");
+    if (!d || !behind.insert(d).second) continue;
+    todo.insert(todo.end(), d->operands().begin(), d->operands().end());
+  }
+  std::vector<const Op*> ordered;
+  for (const Op* op : body)
+    if (behind.count(op)) ordered.push_back(op);
+  return ordered;
+}
+
 } // namespace
 
 void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
@@ -125,6 +163,34 @@ void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
   std::vector<Op*> body;
   for (const auto& op : f.ops())
     body.push_back(op.get());
+  // Sums over the whole batch (splitBatch's all-reduces over the micro-batch axis): each is
+  // computed from every micro-batch before micro-batch 0 reads it. The copies made for
+  // micro-batch i serve it again when its turn comes.
+  std::vector<std::unordered_map<const Value*, Value*>> early(static_cast<size_t>(m));
+  for (auto& map : early)
+    for (size_t a = 0; a < f.numArguments(); ++a)
+      map[f.argument(a)] = f.argument(a);
+  std::vector<Op*> sums;
+  for (Op* op : body)
+    if (op->name() == opname::kAllReduce && op->attrs().getString("axes") == kMicroBatchAxis)
+      sums.push_back(op);
+  for (Op* sum : sums) {
+    Value* part = sum->operand(0);
+    std::vector<const Op*> behind = opsBehind(part, body);
+    b.setInsertionPoint(sum);
+    Value* total = part;
+    for (int64_t i = 1; i < m; ++i) {
+      auto& map = early[static_cast<size_t>(i)];
+      for (const Op* op : behind)
+        if (!map.count(op->result())) cloneFor(b, *op, map, i, slices);
+      total = b.value("add", {total, map.at(part)});
+    }
+    for (auto& map : early)
+      map[total] = total;
+    sum->result()->replaceAllUsesWith(total);
+    body.erase(std::find(body.begin(), body.end(), sum));
+    f.eraseOp(sum);
+  }
   b.setInsertionPointToEnd();
   std::vector<Value*> losses{s.loss}, grads = s.grads;
   std::vector<Value*> carried; // the first micro-batch's state updates, which the others copy
@@ -134,21 +200,11 @@ void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
   for (const FuncResult& r : s.outputs)
     outputs.push_back({r.value});
   for (int64_t i = 1; i < m; ++i) {
-    std::unordered_map<const Value*, Value*> map;
-    for (size_t a = 0; a < f.numArguments(); ++a)
-      map[f.argument(a)] = f.argument(a);
+    std::unordered_map<const Value*, Value*> map = std::move(early[static_cast<size_t>(i)]);
     for (const FuncResult& r : s.carried) // the state the micro-batch before left
       map[f.argument(static_cast<size_t>(r.tiedArg))] = r.value;
-    for (const Op* op : body) {
-      Op* copy = b.clone(*op, map);
-      if (!slices.count(op)) continue;
-      std::vector<int64_t> start = op->attrs().getInts("start"),
-                           limit = op->attrs().getInts("limit");
-      start[1] = i;
-      limit[1] = i + 1;
-      copy->attrs().set("start", start);
-      copy->attrs().set("limit", limit);
-    }
+    for (const Op* op : body)
+      if (!map.count(op->result())) cloneFor(b, *op, map, i, slices);
     losses.push_back(map.at(s.loss));
     // Each gradient joins the running sum as soon as it is made, so that a micro-batch's
     // gradients never live all at once beside the sum.
