@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Configures build-asan/: clang with AddressSanitizer + UndefinedBehaviorSanitizer and
-# libFuzzer's coverage, holding the tests and the fuzz targets alike, so that the sanitizer
-# test pass (scripts/test.sh) and the fuzzers (scripts/fuzz.sh) share one build of the
-# libraries. Safe to run twice.
+# Configures build-asan/: clang with AddressSanitizer + UndefinedBehaviorSanitizer, and
+# libFuzzer's coverage on the readers the fuzz targets reach, holding the tests and the fuzz
+# targets alike, so that the sanitizer test pass (scripts/test.sh) and the fuzzers
+# (scripts/fuzz.sh) share one build of the libraries. Safe to run twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # A build-asan/ of an earlier layout (GCC) cannot switch compilers in place.
