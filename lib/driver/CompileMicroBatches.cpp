@@ -103,8 +103,9 @@ bool tryMicroBatches(CompileState& s, std::optional<Trial> best, int64_t batch) 
     Trial t;
     try {
       t = trial(s, m);
-    } catch (const NoPlanFits& e) { // more micro-batches may fit
+    } catch (const NoPlanFits& e) { // more micro-batches may fit, unless no smaller batch does
       s.log.line("micro-batches auto: " + std::to_string(m) + ": " + e.what());
+      if (!e.smallerBatchMayFit) break;
       continue;
     } catch (const Error& e) {
       s.log.line("micro-batches auto: " + std::to_string(m) + ": " + e.what());
@@ -129,8 +130,12 @@ void chooseMicroBatches(CompileState& s) {
   tryMicroBatches(s, now, batchOf(s.model()));
 }
 
-bool microBatchesWhenNothingFits(CompileState& s) {
+bool microBatchesWhenNothingFits(CompileState& s, const NoPlanFits& why) {
   s.log.line("micro-batches auto: no plan fits the whole batch in one pass");
+  if (!why.smallerBatchMayFit) {
+    s.log.line("micro-batches auto: none tried: no smaller batch would fit");
+    return false;
+  }
   return tryMicroBatches(s, std::nullopt, batchOf(s.model()));
 }
 

@@ -153,7 +153,7 @@ void partition(CompileState& s) {
   } catch (const NoPlanFits& e) {
     s.log.line(e.what());
     s.mesh = s.setup->mesh;
-    if (!choosesMicroBatches(s) || !microBatchesWhenNothingFits(s)) throw;
+    if (!choosesMicroBatches(s) || !microBatchesWhenNothingFits(s, e)) throw;
     return; // compiled again with the micro-batches chosen
   }
   Partitioned& part = *s.partitioned;

@@ -118,8 +118,9 @@ std::vector<std::function<void(Function&)>> recomputeVariants(const std::string&
 bool choosesMicroBatches(const CompileState& s);
 void chooseMicroBatches(CompileState& s);
 // For the partition stage when the search finds no plan that fits: sets s.restartWith to the
-// micro-batches that fit best, or returns false when no count fits.
-bool microBatchesWhenNothingFits(CompileState& s);
+// micro-batches that fit best, or returns false when no count fits (none is tried when `why`
+// says no smaller batch would fit).
+bool microBatchesWhenNothingFits(CompileState& s, const NoPlanFits& why);
 // Compile.cpp: the controls' checks and the stages, for the trials of chooseMicroBatches.
 void checkControls(CompileState& s);
 void runStages(CompileState& s);

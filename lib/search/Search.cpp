@@ -57,9 +57,10 @@ std::optional<Leaderboard::Entry> rescore(const Leaderboard& candidates, PlanEva
 
 // Why nothing fits, from the plan with the least peak memory, and what would: fewer
 // activations (they grow with the batch, as long as every device still has samples of its
-// own) if the state fits, else more devices.
+// own) if the state fits, else more devices. `smallerBatch`: whether a smaller batch may fit.
 std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& target,
-                       const Mesh& mesh) {
+                       const Mesh& mesh, bool& smallerBatch) {
+  smallerBatch = false;
   if (m.peak() == 0)
     return "no plan found: the SPMD lowering refused every plan tried (see the log's "
            "baselines), so none could be checked against " +
@@ -87,6 +88,7 @@ std::string doesNotFit(const Function& f, const MemoryCost& m, const Target& tar
   if (fitting < onePerDevice)
     return msg + "Even a batch of " + std::to_string(onePerDevice) +
            " would not fit: use a mesh with more devices";
+  smallerBatch = true;
   return msg + "Activations grow with the batch: a batch of about " + std::to_string(fitting) +
          " (now " + std::to_string(batch) + ") would fit, or use a mesh with more devices";
 }
@@ -255,9 +257,11 @@ SearchResult searchPartition(const Function& f, const ShardingPlan& fixed, const
   r.times.costModel = t.costModel;
   r.evaluations = evaluator.evaluations();
   if (!r.cost.feasible) {
-    std::string why = doesNotFit(f, evaluator.smallest(), model.target(), fixed.mesh());
+    bool smallerBatch;
+    std::string why =
+        doesNotFit(f, evaluator.smallest(), model.target(), fixed.mesh(), smallerBatch);
     if (evaluator.smallest().peak() == 0) throw Error(why); // nothing could be priced
-    throw NoPlanFits(why);
+    throw NoPlanFits(why, smallerBatch);
   }
   total.stop();
   return r;

@@ -136,7 +136,11 @@ std::string searchResultJson(const SearchResult& r);
 // says what the smallest needs and what would fit.
 class NoPlanFits : public Error {
 public:
-  using Error::Error;
+  NoPlanFits(const std::string& what, bool smallerBatchMayFit)
+      : Error(what), smallerBatchMayFit(smallerBatchMayFit) {}
+  // False when the state alone, or the activations of one sample per device, are already over
+  // the capacity: no smaller batch (no count of micro-batches) can fit then.
+  bool smallerBatchMayFit;
 };
 
 // Searches for `f`'s shardings on `fixed`'s mesh, keeping `fixed`'s shardings (the user's).
