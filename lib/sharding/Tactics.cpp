@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 
 namespace shardc {
 namespace {
@@ -329,9 +330,12 @@ std::vector<TacticDecision> megatronDecisions(const Function& f, const ShardingP
   const std::string tactic = "tensor-parallel weight";
   ShardingPropagator propagator(f);
   const ShardingPlan base = trialBase(f, plan.mesh());
+  // A weight's first use decides for all of them: each use would propagate the same trial, and
+  // a repeat of the layer (a micro-batch, a shared layer) finds the same pair after it.
+  std::unordered_set<const Value*> tried;
   for (const auto& op : f.ops()) {
     Weight w = weightOf(*op);
-    if (!w.param || isFixed(plan, w.param)) continue;
+    if (!w.param || isFixed(plan, w.param) || !tried.insert(w.param).second) continue;
     int64_t pieces = equalPieces(*op);
     if (w.param->type().shape[static_cast<size_t>(w.outDim())] % (n * pieces)) continue;
     TensorSharding column = TensorSharding::replicated(w.param->type().rank());
