@@ -16,11 +16,11 @@
 #include <unordered_set>
 
 namespace shardc {
-namespace {
-
 bool sumOverBatch(const Op& op) {
   return op.name() == opname::kAllReduce && op.attrs().getString("axes") == kMicroBatchAxis;
 }
+
+namespace {
 
 // Which values of the split program depend on what. A value neither reads is the same in
 // every micro-batch: constants, and sums over the whole batch the parameters do not reach.

@@ -1,7 +1,6 @@
 #include "MicroBatches.h"
 
 #include "shardc/ir/Builder.h"
-#include "shardc/ops/OpNames.h"
 #include "shardc/sharding/SplitBatch.h"
 #include "shardc/support/Error.h"
 
@@ -172,8 +171,7 @@ void accumulateMicroBatches(Function& f, int64_t m, StepValues& s) {
       map[f.argument(a)] = f.argument(a);
   std::vector<Op*> sums;
   for (Op* op : body)
-    if (op->name() == opname::kAllReduce && op->attrs().getString("axes") == kMicroBatchAxis)
-      sums.push_back(op);
+    if (sumOverBatch(*op)) sums.push_back(op);
   for (Op* sum : sums) {
     Value* part = sum->operand(0);
     std::vector<const Op*> behind = opsBehind(part, body);

@@ -11,11 +11,14 @@
 namespace shardc {
 class Function;
 class Module;
+class Op;
 
 // The axis of the all-reduces splitBatch leaves in its program: sums over the whole batch of
 // values no parameter reaches (the count of a loss's valid labels, say), which the training
 // step computes from every micro-batch before the first one reads them (accumulateMicroBatches).
 inline constexpr char kMicroBatchAxis[] = "micro";
+// Whether `op` is such a sum (an all_reduce over kMicroBatchAxis).
+bool sumOverBatch(const Op& op);
 
 // A module holding `f` at batch B / pieces, its arguments and results named and ordered as
 // `f`'s. Where the samples meet in a sum over the batch:
