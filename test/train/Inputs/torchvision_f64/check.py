@@ -18,6 +18,7 @@ Exits 1 naming the first model whose loss, parameter or statistic is off by more
 import argparse
 import copy
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -140,7 +141,10 @@ def check(args, name, opt):
     print("%-20s %-6s loss %.1e  running statistics %.1e  worst %.1e (%s)%s"
           % (name, opt, errors["loss"], stats, errors[worst], worst,
              "; %d zero-gradient weights not compared" % len(noise) if noise else ""), flush=True)
-    return errors[worst] <= args.max_rel
+    ok = errors[worst] <= args.max_rel
+    if ok and not args.keep:  # a failing run's files stay for a look
+        shutil.rmtree(d)
+    return ok
 
 
 def main():
@@ -152,6 +156,8 @@ def main():
     ap.add_argument("--res", type=int, default=64)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--verbose", action="store_true", help="the four worst arrays per run")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep each passing run's folder under OUT (its PEF: up to 0.5 GB)")
     ap.add_argument("models", nargs="*", default=FAMILIES)
     args = ap.parse_intermixed_args()
     warnings.filterwarnings("ignore")
