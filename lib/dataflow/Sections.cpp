@@ -40,14 +40,37 @@ void requireAlone(const ProgramFigures& pf, const Target& t, const SectionOption
               formatBytes(static_cast<double>(fig.onChipBytes)) + " on chip; " + buf + ")");
 }
 
+// The joins of [begin, end) but those of a kernel whose ops do not fit one section together:
+// such a kernel runs split over sections, and the others keep their ops together.
+std::vector<bool> joinsThatFit(const ProgramFigures& pf, double units, double memory,
+                               std::vector<bool> joined, int64_t begin, int64_t end) {
+  for (int64_t s = begin; s < end;) {
+    int64_t e = s + 1;
+    while (e < end && joined[static_cast<size_t>(e)])
+      ++e;
+    SectionGrower grow(pf, s);
+    for (int64_t op = s; op < e; ++op) {
+      grow.add(op);
+      const SectionFigures& fig = grow.figures();
+      if (static_cast<double>(fig.computeUnits) > units ||
+          static_cast<double>(fig.onChipBytes) > memory) {
+        std::fill(joined.begin() + s + 1, joined.begin() + e, false);
+        break;
+      }
+    }
+    s = e;
+  }
+  return joined;
+}
+
 // -o3: least-time cuts of [begin, end) (one phase) into sections within the budget, never
 // before an op that `joined` marks (one kernel with the op before it) unless no cut fits then.
 void cutPhase(const ProgramFigures& pf, const Target& t, const SectionOptions& o,
-              const std::vector<bool>& joined, int64_t begin, int64_t end,
-              std::vector<Section>& out) {
+              std::vector<bool> joined, int64_t begin, int64_t end, std::vector<Section>& out) {
   Phase phase = pf.phase[static_cast<size_t>(begin)];
   double units = static_cast<double>(t.section.computeUnits) * o.scaling.of(phase);
   double memory = t.section.memory * o.scaling.of(phase);
+  if (!joined.empty()) joined = joinsThatFit(pf, units, memory, joined, begin, end);
   size_t n = static_cast<size_t>(end - begin);
   std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());
   std::vector<int64_t> from(n + 1, -1);

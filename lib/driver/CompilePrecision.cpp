@@ -1,6 +1,6 @@
 // The precision stages (--precision bf16): the model computes in bf16 before its training step
-// is built, and the program the PEF runs gets kernels that compute in f32 (shardc's CPU
-// runtime has no bf16 kernels yet).
+// is built, and the program the PEF runs gets f32 kernels for the bf16 ops that the CPU runtime
+// has no bf16 kernel for (all but matmuls and the ops that only move values).
 #include "CompileState.h"
 
 #include "shardc/transforms/Passes.h"
@@ -22,9 +22,11 @@ void emulatePrecision(CompileState& s) {
   for (const auto& g : s.programModule().functions())
     changed = emulateBf16(*g) || changed;
   if (changed)
-    s.log.line("precision bf16: the CPU runtime has no bf16 kernels yet, so each bf16 op runs "
-               "its f32 kernel on its operands widened to f32 and rounds its results to bf16 "
-               "(the values stored between ops are bf16)");
+    s.log.line("precision bf16: matmuls run on bf16 kernels (oneDNN's bf16 GEMM where the CPU "
+               "has AVX512-BF16 or AMX, else the f32 GEMM on widened copies: `run --stats` says "
+               "which); the other bf16 ops but data movement run their f32 kernels on operands "
+               "widened to f32 and round their results to bf16 (the values stored between ops "
+               "are bf16)");
 }
 
 } // namespace shardc

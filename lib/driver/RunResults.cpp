@@ -111,6 +111,10 @@ void printStepStats(RunState& s) {
   if (!gemms.empty()) std::printf("GEMM library by shape, the faster timed on this machine:\n");
   for (const std::string& g : gemms)
     std::printf("  %s\n", g.c_str());
+  std::vector<std::string> bf16 = bf16MatmulWays();
+  if (!bf16.empty()) std::printf("bf16 matmul steps, by how this CPU runs them:\n");
+  for (const std::string& w : bf16)
+    std::printf("  %s\n", w.c_str());
   ExecStats times = s.exec->times();
   std::vector<std::pair<double, std::string>> ops;
   for (const auto& [op, sec] : times.secondsByKernel)

@@ -244,10 +244,12 @@ private:
 
   // A matmul takes the transposes of its operands (read with strides), and either a transpose
   // of its result that keeps the last dim (stored with strides) or a chain of elementwise ops
-  // on it (bias, activation, residual add), into its kernel.
+  // on it (bias, activation, residual add), into its kernel. A bf16 matmul's elementwise
+  // users compute in f32 on a widened copy (emulateBf16): it takes no chain.
   void fuseMatmul(int64_t m) {
     const Op& mm = *ops_[static_cast<size_t>(m)];
-    if (mm.result(0)->type().dtype != DType::F32) return;
+    DType type = mm.result(0)->type().dtype;
+    if (type != DType::F32 && type != DType::BF16) return;
     int64_t g = groupOf_[static_cast<size_t>(m)];
     groups_[static_cast<size_t>(g)].kernel = "matmul";
     for (Value* v : mm.operands()) {
@@ -270,7 +272,7 @@ private:
       moveTo(t, g); // the result stored permuted (attention heads merged back)
       return;
     }
-    while (true) {
+    while (type == DType::F32) {
       int64_t u = soleUser(cur);
       if (u < 0 || !together(u, m)) return;
       const Op& user = *ops_[static_cast<size_t>(u)];
@@ -334,6 +336,13 @@ bool isLaneOp(const Op& op) {
     for (const Value* v : op.operands())
       if (const Op* d = v->definingOp(); d && isLaneIota(*d)) return true;
     return false;
+  }
+  // Casts between f32 and bf16 (the widening and rounding around the ops that compute in f32
+  // in a bf16 program): bf16 is read and stored converted, its lanes are f32.
+  if (op.name() == opname::kCast) {
+    DType from = op.operand(0)->type().dtype, to = op.result(0)->type().dtype;
+    if ((from == DType::BF16 && to == DType::F32) || (from == DType::F32 && to == DType::BF16))
+      return true;
   }
   if (!laneType(op.result(0)->type().dtype)) return false;
   for (const Value* v : op.operands())

@@ -29,6 +29,7 @@ struct Choice {
 
 std::mutex mu;
 std::map<std::string, Choice> decided; // by key, under mu
+std::map<std::string, int> bf16Ways;   // how bf16 matmul steps were bound: steps each, under mu
 bool cacheRead = false;
 
 std::string cpuModel() {
@@ -141,6 +142,19 @@ std::vector<std::string> gemmChoices() {
                   c.times.onednn * 1e3);
     out.push_back(key + ": " + (c.openblas ? "openblas" : "onednn") + buf + c.source + ")");
   }
+  return out;
+}
+
+void noteBf16Matmul(const std::string& how) {
+  std::lock_guard<std::mutex> lock(mu);
+  ++bf16Ways[how];
+}
+
+std::vector<std::string> bf16MatmulWays() {
+  std::lock_guard<std::mutex> lock(mu);
+  std::vector<std::string> out;
+  for (const auto& [how, n] : bf16Ways)
+    out.push_back(std::to_string(n) + ": " + how);
   return out;
 }
 

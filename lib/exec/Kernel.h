@@ -76,6 +76,7 @@ std::unique_ptr<Kernel> bindKernel(const BindArgs& a);
 std::unique_ptr<Kernel> bindElementwise(const BindArgs& a);
 std::unique_ptr<Kernel> bindWide(const BindArgs& a);
 std::unique_ptr<Kernel> bindMatmul(const BindArgs& a);
+std::unique_ptr<Kernel> bindBf16Matmul(const BindArgs& a); // bindMatmul's, for bf16 steps
 std::unique_ptr<Kernel> bindConv(const BindArgs& a);
 std::unique_ptr<Kernel> bindNorm(const BindArgs& a);
 std::unique_ptr<Kernel> bindReduce(const BindArgs& a);

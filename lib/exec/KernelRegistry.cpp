@@ -19,7 +19,7 @@ namespace {
 // (op names) each binds and the element types it takes. Binding (bindKernel) and planning
 // (hasNativeKernel) read this table; KernelCoverageTest checks every registry op is in one or
 // runs its reference kernel.
-enum class Types { Any, F32 };
+enum class Types { Any, F32, F32OrBf16 };
 struct Family {
   std::string_view name;
   std::unique_ptr<Kernel> (*bind)(const BindArgs&);
@@ -31,7 +31,7 @@ struct Family {
   size_t typedOperand = 0; // the operand whose element type decides (scatter_add: the updates)
 };
 const Family kFamilies[] = {
-    {"matmul", bindMatmul, Types::F32, {opname::kMatmul}, true, true},
+    {"matmul", bindMatmul, Types::F32OrBf16, {opname::kMatmul}, true, true},
     {"conv",
      bindConv,
      Types::F32,
@@ -166,7 +166,8 @@ bool hasNativeKernel(std::string_view kernel, const Op& anchor) {
   bool empty = anchor.result(0)->type().numel() == 0;
   for (const Value* v : anchor.operands())
     empty |= v->type().numel() == 0;
-  return anchor.operand(f->typedOperand)->type().dtype == DType::F32 && !empty;
+  DType t = anchor.operand(f->typedOperand)->type().dtype;
+  return (t == DType::F32 || (t == DType::BF16 && f->types == Types::F32OrBf16)) && !empty;
 }
 
 } // namespace shardc

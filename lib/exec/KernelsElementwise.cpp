@@ -67,7 +67,8 @@ enum class Opc : uint8_t {
   MulSub,    // a * b - c
   NegMulAdd, // c - a * b
   ToBool,
-  Iota // the element's index along one dim (Ins::stride, Ins::dim)
+  RoundBf16, // to the nearest bf16 (a cast to bf16: its lanes stay f32)
+  Iota       // the element's index along one dim (Ins::stride, Ins::dim)
 };
 
 Opc pickGelu(const Op& op) {
@@ -77,8 +78,9 @@ Opc pickGeluGrad(const Op& op) {
   return op.attrs().getString("approximate") == "tanh" ? Opc::GeluTanhGrad : Opc::GeluErfGrad;
 }
 Opc pickCast(const Op& op) {
-  bool toBool = op.result(0)->type().dtype == DType::I1 && op.operand(0)->type().dtype != DType::I1;
-  return toBool ? Opc::ToBool : Opc::Copy;
+  DType to = op.result(0)->type().dtype, from = op.operand(0)->type().dtype;
+  if (to == DType::BF16) return Opc::RoundBf16;
+  return to == DType::I1 && from != DType::I1 ? Opc::ToBool : Opc::Copy;
 }
 Opc pickCompare(const Op& op) {
   static const std::map<std::string, Opc, std::less<>> kDirections = {
@@ -133,6 +135,10 @@ SHARDC_INLINE void runInsLoop(Opc opc, float* __restrict d, const float* a, cons
   case Opc::Copy:
     for (int64_t i = 0; i < n; ++i)
       d[i] = a[i];
+    break;
+  case Opc::RoundBf16:
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = bf16ToFloat(floatToBF16(a[i]));
     break;
   case Opc::Neg:
     for (int64_t i = 0; i < n; ++i)
@@ -358,6 +364,41 @@ SHARDC_INLINE void boolsToFloatsLoop(float* __restrict d, const uint8_t* __restr
 SHARDC_VECTOR_VERSIONS(void, boolsToFloats,
                        (float* __restrict d, const uint8_t* __restrict b, int64_t n), (d, b, n))
 
+// Element i of a lane input of type `t` as f32.
+float laneValue(const uint8_t* base, DType t, int64_t i) {
+  switch (t) {
+  case DType::I1:
+    return base[i] ? 1.0f : 0.0f;
+  case DType::F32:
+    return reinterpret_cast<const float*>(base)[i];
+  case DType::BF16:
+    return bf16ToFloat(reinterpret_cast<const uint16_t*>(base)[i]);
+  default:
+    return intAt(base, t, i);
+  }
+}
+
+SHARDC_INLINE void bf16sToFloatsLoop(float* __restrict d, const uint16_t* __restrict b,
+                                     int64_t stride, int64_t n) {
+  if (stride == 1)
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = bf16ToFloat(b[i]);
+  else
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = bf16ToFloat(b[i * stride]);
+}
+SHARDC_VECTOR_VERSIONS(void, bf16sToFloats,
+                       (float* __restrict d, const uint16_t* __restrict b, int64_t stride,
+                        int64_t n),
+                       (d, b, stride, n))
+
+SHARDC_INLINE void floatsToBf16sLoop(uint16_t* __restrict d, const float* __restrict a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    d[i] = floatToBF16(a[i]);
+}
+SHARDC_VECTOR_VERSIONS(void, floatsToBf16s,
+                       (uint16_t* __restrict d, const float* __restrict a, int64_t n), (d, a, n))
+
 // A constant whose every element is the first (a full-size literal from canonicalization).
 bool isSplat(const Tensor& t) {
   size_t es = dtypeSize(t.dtype());
@@ -369,7 +410,7 @@ bool isSplat(const Tensor& t) {
 } // namespace
 
 // A group input: read in place (its shape is the group's, f32) or gathered per block
-// (converted to f32 when i1 or an integer compared with an index).
+// (converted to f32 when bf16, i1 or an integer compared with an index).
 struct LaneProgram::Input {
   int slot;
   int64_t id;
@@ -383,7 +424,7 @@ struct LaneProgram::Input {
 struct LaneProgram::Output {
   int slot;
   int64_t id;
-  DType dtype; // f32, i1, or an integer iota's
+  DType dtype; // f32, bf16 (a cast's), i1, or an integer iota's
   int64_t bytes;
   // Computed straight into the output buffer: f32, and (this run) overlapping no input, so
   // no later block reads what it overwrites. Else stored from its slot at the block's end.
@@ -504,10 +545,7 @@ void LaneProgram::prepare(const ExecContext& ctx) {
   for (const Input& in : inputs_)
     if (in.uniform >= 0) {
       const uint8_t* p = ctx.ptr[static_cast<size_t>(in.id)];
-      float v = in.dtype == DType::I1    ? (p[0] ? 1.0f : 0.0f)
-                : in.dtype == DType::F32 ? *reinterpret_cast<const float*>(p)
-                                         : intAt(p, in.dtype, 0);
-      std::fill_n(uniform_.begin() + in.uniform * block_, block_, v);
+      std::fill_n(uniform_.begin() + in.uniform * block_, block_, laneValue(p, in.dtype, 0));
     }
 }
 
@@ -568,10 +606,9 @@ void LaneProgram::load(const ExecContext& ctx, const Input& in, int64_t p0, int6
     }
     off += j * innerStride;
     if (innerStride == 0) {
-      float v = in.dtype == DType::I1    ? (base[off] ? 1.0f : 0.0f)
-                : in.dtype == DType::F32 ? reinterpret_cast<const float*>(base)[off]
-                                         : intAt(base, in.dtype, off);
-      std::fill_n(dst, cnt, v);
+      std::fill_n(dst, cnt, laneValue(base, in.dtype, off));
+    } else if (in.dtype == DType::BF16) {
+      bf16sToFloats(dst, reinterpret_cast<const uint16_t*>(base) + off, innerStride, cnt);
     } else if (in.dtype == DType::I1) {
       if (innerStride == 1)
         boolsToFloats(dst, base + off, cnt);
@@ -624,6 +661,8 @@ float* const* LaneProgram::evalBlock(const ExecContext& ctx, int64_t p0, int64_t
     else if (o.dtype == DType::I32)
       for (int64_t i = 0; i < len; ++i)
         reinterpret_cast<int32_t*>(out)[p0 + i] = static_cast<int32_t>(s[i]);
+    else if (o.dtype == DType::BF16)
+      floatsToBf16s(reinterpret_cast<uint16_t*>(out) + p0, s, len);
     else
       std::memcpy(reinterpret_cast<float*>(out) + p0, s, static_cast<size_t>(len) * 4);
   }

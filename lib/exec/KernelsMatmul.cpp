@@ -6,9 +6,9 @@
 // instead: whichever library is faster on this machine for its shape, timed once
 // (GemmChoice.h); its epilogue then runs as a lane program over each thread's rows of the
 // product as soon as the thread has computed them.
-#include "DnnlGlue.h"
 #include "Kernel.h"
 #include "LaneProgram.h"
+#include "MatmulLayout.h"
 #include "OpenBlas.h"
 #include "shardc/exec/GemmChoice.h"
 
@@ -29,27 +29,8 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
-// Dims and strides of `v` right-aligned to `rank` (leading dims of size 1).
-void aligned(const Shape& shape, size_t rank, memory::dims& dims, memory::dims& strides) {
-  dims.assign(rank - shape.size(), 1);
-  dims.insert(dims.end(), shape.begin(), shape.end());
-  strides = dnnl_glue::rowMajor(dims);
-}
-
-// transpose(x) seen in x's bytes, right-aligned to `rank`: dim i of the result is dim
-// perm[i] of x, with its stride.
-void permuted(const Op& t, size_t rank, memory::dims& dims, memory::dims& strides) {
-  const Shape& xs = t.operand(0)->type().shape;
-  memory::dims xd(xs.begin(), xs.end()), xst = dnnl_glue::rowMajor(xd);
-  const auto& perm = t.attrs().getInts("perm");
-  size_t pad = rank - perm.size();
-  dims.assign(pad, 1);
-  strides.assign(pad, numel(xs));
-  for (int64_t p : perm) {
-    dims.push_back(xd[static_cast<size_t>(p)]);
-    strides.push_back(xst[static_cast<size_t>(p)]);
-  }
-}
+using matmul_layout::aligned;
+using matmul_layout::permuted;
 
 // One row-major GEMM, C = op(A) op(B), as OpenBLAS takes it, split over threads along
 // the longer side of C, or along its rows when an epilogue follows (C is then plain: ldc n).
@@ -645,6 +626,9 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> bindMatmul(const BindArgs& a) {
+  for (const Op* op : a.ops)
+    if (op->name() == opname::kMatmul && op->result(0)->type().dtype == DType::BF16)
+      return bindBf16Matmul(a);
   return std::make_unique<MatmulKernel>(a);
 }
 

@@ -1,9 +1,9 @@
-// A group of f32/i1 lane ops compiled to a little vector program: inputs read per block (in
-// place when they have the group's shape, else gathered with broadcast strides, or one
-// value filled once), one vector loop per op over the block, and the values other steps
-// read stored at the end of the block (so an output may overwrite an input it came from).
-// The elementwise kernel runs it over every block; row kernels (softmax, layer norm) run it
-// one row at a time as their prologue and read the row from its slot.
+// A group of f32/i1 lane ops (and casts between f32 and bf16) compiled to a little vector program:
+// inputs read per block (in place when they have the group's shape, else gathered with broadcast
+// strides, or one value filled once), one vector loop per op over the block, and the values other
+// steps read stored at the end of the block (so an output may overwrite an input it came from). The
+// elementwise kernel runs it over every block; row kernels (softmax, layer norm) run it one row at
+// a time as their prologue and read the row from its slot.
 #pragma once
 
 #include "shardc/ir/Types.h"

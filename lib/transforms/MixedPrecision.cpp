@@ -1,5 +1,5 @@
 // bf16 mixed precision: the program that computes in bf16 (computeInBf16), and the same
-// program on kernels that compute in f32 (emulateBf16).
+// program on the CPU runtime's kernels, most of which compute in f32 (emulateBf16).
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
 #include "shardc/ops/OpNames.h"
@@ -7,6 +7,8 @@
 #include "shardc/support/Error.h"
 #include "shardc/transforms/Passes.h"
 
+#include <algorithm>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -85,6 +87,50 @@ bool lowerOps(Function& f, std::unordered_set<Function*>& bodies) {
   return changed;
 }
 
+bool allBf16(const Op& op) {
+  for (const Value* v : op.operands())
+    if (v->type().dtype != DType::BF16) return false;
+  for (size_t r = 0; r < op.numResults(); ++r)
+    if (op.result(r)->type().dtype != DType::BF16) return false;
+  return true;
+}
+
+// The sum over the batch dims of transpose(X) x G (a weight gradient), which the runtime's
+// matmul kernel folds into one GEMM with the batch in the contraction (Fusion.cpp): kept in
+// bf16 with its matmul, it is summed in f32 and rounded once.
+bool batchSumOfMatmul(const Op& red) {
+  if (red.name() != opname::kReduceSum || !allBf16(red)) return false;
+  const Value* p = red.operand(0);
+  const Op* mm = p->definingOp();
+  if (!mm || mm->name() != opname::kMatmul || p->uses().size() != 1 || !allBf16(*mm)) return false;
+  const Op* t = mm->operand(0)->definingOp();
+  int64_t rank = p->type().rank();
+  if (!t || t->name() != opname::kTranspose || rank < 3) return false;
+  const auto& perm = t->attrs().getInts("perm");
+  for (int64_t i = 0; i < rank; ++i)
+    if (perm[static_cast<size_t>(i)] != (i < rank - 2 ? i : 2 * rank - 3 - i)) return false;
+  std::vector<int64_t> axes;
+  for (int64_t a : red.attrs().getInts("axes"))
+    axes.push_back(a < 0 ? a + rank : a);
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != static_cast<int64_t>(i)) return false;
+  return static_cast<int64_t>(axes.size()) == rank - 2;
+}
+
+// The ops the CPU runtime runs on bf16 values as they are: matmuls (oneDNN's bf16 GEMM where
+// the CPU has one, else widened inside the kernel), a weight gradient's batch sum, and the ops
+// that only move values. Casts convert, and a call's body is lowered on its own.
+bool runsInBf16(const Op& op) {
+  // Not broadcast: widened, it is an index map of the elementwise kernel that reads it.
+  static const std::unordered_set<std::string_view> moves = {
+      opname::kTranspose, opname::kSlice, opname::kReverse, opname::kConcat,
+      opname::kSplit,     opname::kPad,   opname::kReshape, opname::kGather};
+  const std::string& n = op.name();
+  if (n == opname::kCast || op.def().callsFunction || moves.count(n)) return true;
+  return (n == opname::kMatmul && allBf16(op)) || batchSumOfMatmul(op);
+}
+
 } // namespace
 
 bool computeInBf16(Function& f) {
@@ -115,7 +161,7 @@ bool emulateBf16(Function& f) {
       bf16 = bf16 || v->type().dtype == DType::BF16;
     for (size_t r = 0; r < op->numResults(); ++r)
       bf16 = bf16 || op->result(r)->type().dtype == DType::BF16;
-    if (!bf16 || op->name() == opname::kCast || op->def().callsFunction) continue;
+    if (!bf16 || runsInBf16(*op)) continue;
     // Widened per reader, so an f32 copy lives no longer than the op that reads it.
     b.setInsertionPoint(op);
     std::vector<Value*> operands;

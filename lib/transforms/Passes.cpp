@@ -25,7 +25,8 @@ const std::vector<PassInfo>& allPasses() {
       {"bf16", "compute in bf16: every f32 operand read as bf16, the results cast back",
        computeInBf16},
       {"emulate-bf16",
-       "run bf16 ops on f32 kernels: bf16 operands widened per reader, results rounded to bf16",
+       "run bf16 ops but matmuls and data movement on f32 kernels: bf16 operands widened per "
+       "reader, results rounded to bf16",
        emulateBf16},
   };
   return passes;

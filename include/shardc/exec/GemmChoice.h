@@ -29,6 +29,13 @@ bool gemmOnOpenBlas(const std::string& key, const std::function<GemmTimes()>& me
 // onednn Y ms, measured now | cached in FILE)".
 std::vector<std::string> gemmChoices();
 
+// Records how a bf16 matmul step was bound ("bf16 on the stored operands (brg:...)", "widened
+// to f32 (...)"): the way its CPU allows (KernelsMatmulBf16.cpp).
+void noteBf16Matmul(const std::string& how);
+
+// The ways this process bound bf16 matmul steps, with the number of steps each: "N: HOW".
+std::vector<std::string> bf16MatmulWays();
+
 // Seconds per call of `fn`: the least of `reps` calls after one warm-up call (one call when the
 // warm-up took over 20 ms).
 double leastSeconds(int reps, const std::function<void()>& fn);

@@ -48,9 +48,11 @@ bool rematerialize(Function& f);
 // parameters' casts, f32 gradients of the f32 master weights. The functions it calls compute
 // in bf16 too: their f32 arguments and results become bf16, as the values of a flat program.
 bool computeInBf16(Function& f);
-// For kernels that compute in f32: each op with bf16 operands or results (but casts) reads
-// f32 copies of its bf16 operands and rounds its results to bf16, so the values stored
-// between ops are those of a bf16 program whose ops compute internally in f32.
+// For the CPU runtime, whose kernels compute in f32 but for matmul: each op with bf16 operands
+// or results reads f32 copies of its bf16 operands and rounds its results to bf16, so the
+// values stored between ops are those of a bf16 program whose ops compute internally in f32.
+// Matmuls (with a weight gradient's batch sum), casts, calls and the ops that only move
+// values (transpose, reshape, slice, gather, ...) keep their bf16 operands.
 bool emulateBf16(Function& f);
 // Replaces this device's piece (shard_slice) of an iota along another axis, or of a constant
 // that gives every device the same piece (all equal, or repeating along the sliced dim), by
