@@ -241,3 +241,116 @@ func @train(input %x: f32[1,16,12,12], param %w: f32[32,16,3,3]) -> (y: f32[1,32
 }
 
 } // namespace
+
+namespace {
+
+// bf16 matmul steps (--precision bf16): oneDNN's bf16 GEMM where the CPU has AVX512-BF16 or
+// AMX, else widened to f32 in the kernel. Each keeps the f32 kernel's folded transposes: an
+// operand's, a result stored permuted, a weight gradient's batch sum (with G through a
+// transpose too, always widened). The sums run in f32 and round once, also a batch sum's,
+// where the program's letter (the interpreter) rounds each batch element's product first: the
+// step is checked against the interpreter's f32 twin of the program (`T` is bf16 or f32)
+// rounded to bf16, within one bf16 rounding.
+TEST(PlanTest, Bf16MatmulStepsMatchTheirF32Twin) {
+  struct Case {
+    const char* ir;
+    size_t ops; // in the matmul step
+  };
+  const Case cases[] = {
+      {R"(
+func @lin(input %x: T[2,8,16], input %w: T[24,16]) -> (y: T[8,2,24]) {
+  %wt = transpose(%w) {perm = [1, 0]} : T[16,24]
+  %p = matmul(%x, %wt) : T[2,8,24]
+  %y = transpose(%p) {perm = [1, 0, 2]} : T[8,2,24]
+  return %y
+}
+)",
+       3},
+      {R"(
+func @heads(input %q: T[2,16,4,8], input %k: T[2,16,4,8]) -> (s: T[2,4,16,16]) {
+  %qh = transpose(%q) {perm = [0, 2, 1, 3]} : T[2,4,16,8]
+  %kh = transpose(%k) {perm = [0, 2, 3, 1]} : T[2,4,8,16]
+  %s = matmul(%qh, %kh) : T[2,4,16,16]
+  return %s
+}
+)",
+       3},
+      {R"(
+func @wg(input %x: T[3,10,6], input %g: T[3,10,4]) -> (dw: T[1,6,4]) {
+  %xt = transpose(%x) {perm = [0, 2, 1]} : T[3,6,10]
+  %p = matmul(%xt, %g) : T[3,6,4]
+  %dw = reduce_sum(%p) {axes = [0], keepdims = true} : T[1,6,4]
+  return %dw
+}
+)",
+       3},
+      {R"(
+func @wg2(input %x: T[5,2,6], input %h: T[2,5,4]) -> (dw: T[1,6,4]) {
+  %a = transpose(%h) {perm = [1, 2, 0]} : T[5,4,2]
+  %b = transpose(%a) {perm = [0, 2, 1]} : T[5,2,4]
+  %xt = transpose(%x) {perm = [0, 2, 1]} : T[5,6,2]
+  %p = matmul(%xt, %b) : T[5,6,4]
+  %dw = reduce_sum(%p) {axes = [0], keepdims = true} : T[1,6,4]
+  return %dw
+}
+)",
+       4},
+  };
+  auto typed = [](std::string ir, const std::string& t) {
+    for (size_t at; (at = ir.find(": T[")) != std::string::npos;)
+      ir.replace(at + 2, 1, t);
+    for (size_t at; (at = ir.find(" T[")) != std::string::npos;)
+      ir.replace(at + 1, 1, t);
+    return ir;
+  };
+  for (const Case& c : cases) {
+    Planned p = plan(typed(c.ir, "bf16"));
+    ASSERT_TRUE(p.m);
+    const PlanStep* gemm = p.stepOf("matmul");
+    ASSERT_NE(gemm, nullptr) << describePlan(p.plan, p.f());
+    EXPECT_EQ(gemm->ops.size(), c.ops) << describePlan(p.plan, p.f());
+    EXPECT_FALSE(gemm->reference);
+    std::unique_ptr<Module> twin = parseIR(typed(c.ir, "f32"));
+    ASSERT_TRUE(twin);
+    std::vector<Tensor> args = patternedArgs(p.f(), 7, 23, 0.05, -0.5), wide;
+    for (const Tensor& a : args) {
+      wide.emplace_back(TensorType{DType::F32, a.type().shape});
+      for (int64_t i = 0; i < a.numel(); ++i)
+        wide.back().setDouble(i, a.getDouble(i));
+    }
+    const Function& f32 = *twin->functions().front();
+    Tensor want = interpret(f32, wide)[0], mag = interpret(f32, absoluteValues(wide))[0];
+    Tensor got = runCompiled(p.f(), args)[0], rounded(got.type()), bound(got.type());
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      rounded.setDouble(i, want.getDouble(i));
+      bound.setDouble(i, mag.getDouble(i));
+    }
+    EXPECT_TRUE(nearReference(got, rounded, bound)) << c.ir;
+  }
+}
+
+// The widening and rounding around an op that computes in f32 in a bf16 program run inside
+// the elementwise kernel, and so does a broadcast of bf16: bf16 read and stored converted,
+// rounded where the program casts.
+TEST(PlanTest, Bf16CastsRunInTheElementwiseKernel) {
+  Planned p = plan(R"(
+func @f(input %x: bf16[4,40], input %b: bf16[40]) -> (y: bf16[4,40]) {
+  %x32 = cast(%x) {to = f32} : f32[4,40]
+  %bb = broadcast(%b) {shape = [4, 40]} : bf16[4,40]
+  %b32 = cast(%bb) {to = f32} : f32[4,40]
+  %s = mul(%x32, %b32) : f32[4,40]
+  %r = cast(%s) {to = bf16} : bf16[4,40]
+  %r32 = cast(%r) {to = f32} : f32[4,40]
+  %t = tanh(%r32) : f32[4,40]
+  %y = cast(%t) {to = bf16} : bf16[4,40]
+  return %y
+}
+)");
+  ASSERT_TRUE(p.m);
+  ASSERT_EQ(p.plan.steps.size(), 1u) << describePlan(p.plan, p.f());
+  EXPECT_EQ(p.plan.steps[0].kernel, "fused_elementwise");
+  std::vector<Tensor> args = patternedArgs(p.f(), 7, 23, 0.37, -4.1);
+  EXPECT_TRUE(allClose(runCompiled(p.f(), args)[0], interpret(p.f(), args)[0], 0, 0));
+}
+
+} // namespace

@@ -43,8 +43,9 @@ Tensor fixture(const std::string& name);
 // f32 kernels against the double reference: |got - want| <= 256 ulp(f32) of the element's
 // magnitude: the largest of |want|, |magnitude| (the reference on the absolute values of the
 // float inputs: for a matmul sum |a||b|) and max|want| over the tensor (so results that
-// cancel to near zero are judged at the scale of the values they came from). Non-float
-// results must be equal; NaNs and infinities must match.
+// cancel to near zero are judged at the scale of the values they came from), and bf16 results
+// one bf16 unit in the last place more. Non-float results must be equal; NaNs and infinities
+// must match.
 ::testing::AssertionResult nearReference(const Tensor& got, const Tensor& want,
                                          const Tensor& magnitude);
 

@@ -450,23 +450,16 @@ public:
     for (const Op* op : a.ops)
       if (op->name() == opname::kReduceSum) red = op;
     if (!red) return false;
-    auto t = inStep.find(mm.operand(0));
-    if (t == inStep.end() || t->second->name() != opname::kTranspose)
-      throw Error("step 'matmul': a batch sum needs the transposed operand in the step");
-    const Value* x = t->second->operand(0);
-    const Shape& gs = mm.operand(1)->type().shape;
-    int64_t k = x->type().shape.back(), n = gs.back(), rows = x->type().numel() / k;
-    flops_ = 2.0 * static_cast<double>(k) * static_cast<double>(n) * static_cast<double>(rows);
-    srcId_ = a.num.id(x);
-    weiId_ = a.num.id(mm.operand(1));
+    matmul_layout::BatchSum bs = matmul_layout::batchSumOf(mm, inStep);
+    int64_t k = bs.k, n = bs.n, rows = bs.rows;
+    flops_ = bs.flops();
+    srcId_ = a.num.id(bs.x);
+    weiId_ = a.num.id(bs.g);
     dstId_ = a.num.id(red->result(0));
-    if (auto tg = inStep.find(mm.operand(1)); tg != inStep.end()) {
-      if (tg->second->name() != opname::kTranspose)
-        throw Error("step 'matmul': a batch sum's second operand is made by '" +
-                    tg->second->name() + "' in the step");
+    if (bs.gTranspose) {
       memory::dims d, st;
-      permuted(*tg->second, gs.size(), d, st);
-      weiId_ = a.num.id(tg->second->operand(0));
+      permuted(*bs.gTranspose, bs.g->type().rank(), d, st);
+      weiId_ = a.num.id(bs.gTranspose->operand(0));
       storedGDesc_ = dnnl_glue::f32Desc(d, st);
       rowOrderGDesc_ = dnnl_glue::f32Desc(d, dnnl_glue::rowMajor(d));
       gCopy_ = dnnl::reorder(dnnl::reorder::primitive_desc(a.dnnl->engine, storedGDesc_,

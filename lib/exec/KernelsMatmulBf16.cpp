@@ -2,15 +2,12 @@
 // either a transpose of its result or a weight gradient's batch sum, as the f32 kernel binds
 // them, on bf16 values (no epilogue: the ops after a bf16 matmul compute in f32 on widened
 // copies). oneDNN's bf16 GEMM multiplies exactly in f32, sums in f32 and rounds once at the
-// store; it is fast on AVX512-BF16 or AMX. Without them (as oneDNN sees the CPU: DNNL_MAX_CPU_ISA
-// caps it) oneDNN emulates bf16 at a quarter of its f32 rate on AVX-512, or has only its
-// reference loop: the kernel then copies the operands into scratch widened to f32, runs the f32
-// GEMM and rounds the product as it stores it, the same numbers up to the order of the sums.
-// The first of these ways that the CPU allows and oneDNN runs on more than its reference loop
-// is taken, per step, and recorded (run --stats lists them):
-//   - bf16, the operands read where they are stored (transposes as strides);
-//   - bf16, the operands copied plain into scratch first;
-//   - widened to f32.
+// store; it is fast on AVX512-BF16 or AMX. Without them (as oneDNN sees the CPU:
+// DNNL_MAX_CPU_ISA caps it) oneDNN emulates bf16 at a quarter of its f32 rate on AVX-512, or
+// has only its reference loop: the kernel then copies the operands into scratch widened to
+// f32, runs the f32 GEMM and rounds the product as it stores it, the same numbers up to the
+// order of the sums. So it does too where oneDNN has only its reference loop for the step's
+// strides in bf16. Which way each step took is recorded (run --stats lists them).
 #include "Kernel.h"
 #include "MatmulLayout.h"
 #include "shardc/exec/GemmChoice.h"
@@ -18,9 +15,9 @@
 #include "shardc/ops/OpNames.h"
 #include "shardc/support/Error.h"
 
+#include <map>
 #include <omp.h>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 namespace shardc {
@@ -31,15 +28,15 @@ using dt = memory::data_type;
 
 // One operand (or the result) of the GEMM: its bytes as stored, and the dims the matmul takes
 // it with. A weight gradient's G through a transpose has no matmul-shaped view in its bytes:
-// it is always copied (`dims` differ from `mm`).
+// the step is then widened (`dims` differ from `mm`), as oneDNN's f32 kernel would copy it too.
 struct Operand {
   int64_t id = -1;
   memory::dims dims, strides; // the stored bf16 bytes, as a copy reads (or writes) them
   memory::dims mm;
   bool direct() const { return dims == mm; }
   memory::desc stored() const { return memory::desc(dims, dt::bf16, strides); }
-  memory::desc gemm; // as the GEMM reads (or writes) it: stored, or in scratch when copied
-  // When copied: where in scratch, its plain copy there (`dims`, in the GEMM's type), the copy.
+  memory::desc gemm; // as the GEMM reads (or writes) it: stored, or in scratch when widened
+  // When widened: where in scratch, its plain f32 copy there (`dims`), the copy.
   int64_t offset = -1;
   memory::desc plain;
   dnnl::reorder copy;
@@ -55,16 +52,6 @@ Operand plainOperand(int64_t id, memory::dims dims, memory::dims strides, memory
   return o;
 }
 
-struct Way {
-  dt type;
-  bool copied;
-  const char* name;
-};
-constexpr Way kWays[] = {
-    {dt::bf16, false, "bf16 on the stored operands"},
-    {dt::bf16, true, "bf16 on plain copies"},
-    {dt::f32, true, "widened to f32 (no AVX512-BF16 or AMX in oneDNN's view)"}};
-
 bool reference(const dnnl::matmul::primitive_desc& pd) {
   return std::string_view(pd.impl_info_str()).starts_with("ref");
 }
@@ -72,7 +59,7 @@ bool reference(const dnnl::matmul::primitive_desc& pd) {
 class Bf16MatmulKernel : public Kernel {
 public:
   explicit Bf16MatmulKernel(const BindArgs& a) {
-    std::unordered_map<const Value*, const Op*> inStep;
+    std::map<const Value*, const Op*> inStep;
     const Op *mm = nullptr, *red = nullptr;
     for (const Op* op : a.ops) {
       inStep[op->result(0)] = op;
@@ -120,24 +107,18 @@ public:
 private:
   // transpose(X) x G summed over the batch dims: X^T G with X as [rows, k] and G as [rows, n].
   void bindBatchSum(const BindArgs& a, const Op& mm, const Op& red,
-                    const std::unordered_map<const Value*, const Op*>& inStep) {
-    auto t = inStep.find(mm.operand(0));
-    if (t == inStep.end() || t->second->name() != opname::kTranspose)
-      throw Error("step 'matmul': a batch sum needs the transposed operand in the step");
-    const Value* x = t->second->operand(0);
-    const Shape& gs = mm.operand(1)->type().shape;
-    int64_t k = x->type().shape.back(), n = gs.back(), rows = x->type().numel() / k;
-    flops_ = 2.0 * static_cast<double>(k) * static_cast<double>(n) * static_cast<double>(rows);
-    src_ = plainOperand(a.num.id(x), {k, rows}, {1, k}, {k, rows});
-    if (auto tg = inStep.find(mm.operand(1)); tg != inStep.end()) {
-      if (tg->second->name() != opname::kTranspose)
-        throw Error("step 'matmul': a batch sum's second operand is made by '" +
-                    tg->second->name() + "' in the step");
-      wei_.id = a.num.id(tg->second->operand(0));
-      matmul_layout::permuted(*tg->second, gs.size(), wei_.dims, wei_.strides);
+                    const std::map<const Value*, const Op*>& inStep) {
+    matmul_layout::BatchSum bs = matmul_layout::batchSumOf(mm, inStep);
+    int64_t k = bs.k, n = bs.n, rows = bs.rows;
+    flops_ = bs.flops();
+    src_ = plainOperand(a.num.id(bs.x), {k, rows}, {1, k}, {k, rows});
+    if (bs.gTranspose) {
+      wei_.id = a.num.id(bs.gTranspose->operand(0));
+      matmul_layout::permuted(*bs.gTranspose, static_cast<size_t>(bs.g->type().rank()), wei_.dims,
+                              wei_.strides);
       wei_.mm = {rows, n};
     } else {
-      wei_ = plainOperand(a.num.id(mm.operand(1)), {rows, n}, {n, 1}, {rows, n});
+      wei_ = plainOperand(a.num.id(bs.g), {rows, n}, {n, 1}, {rows, n});
     }
     dst_ = plainOperand(a.num.id(red.result(0)), {k, n}, {n, 1}, {k, n});
   }
@@ -145,7 +126,7 @@ private:
   // The product, its operands read through their folded transposes, stored through a
   // transpose of the result when the step has one.
   void bindProduct(const BindArgs& a, const Op& mm,
-                   const std::unordered_map<const Value*, const Op*>& inStep) {
+                   const std::map<const Value*, const Op*>& inStep) {
     const Shape& out = mm.result(0)->type().shape;
     size_t rank = out.size();
     auto operand = [&](size_t i) {
@@ -186,40 +167,39 @@ private:
     dst_.id = a.num.id(cur);
   }
 
-  // The first way oneDNN runs on more than its reference loop (f32 always does).
+  // bf16 where the CPU has it and oneDNN runs the step's layout on more than its reference
+  // loop; else widened to f32.
   void choose(const BindArgs& a) {
     const dnnl::engine& e = a.dnnl->engine;
     auto bf16Isa = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
-    bool bf16Hardware = (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & bf16Isa) == bf16Isa;
-    for (const Way& w : kWays) {
-      if ((w.type == dt::bf16 && !bf16Hardware) || (!w.copied && !(src_.direct() && wei_.direct())))
-        continue;
-      auto desc = [&](const Operand& o) {
-        return w.copied ? memory::desc(o.mm, w.type, dnnl_glue::rowMajor(o.mm)) : o.stored();
-      };
-      dnnl::matmul::primitive_desc pd;
+    if ((static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & bf16Isa) == bf16Isa &&
+        src_.direct() && wei_.direct()) {
       try {
-        pd =
-            dnnl::matmul::primitive_desc(dnnl::matmul::desc(desc(src_), desc(wei_), desc(dst_)), e);
-      } catch (const dnnl::error&) {
-        continue;
+        dnnl::matmul::primitive_desc pd(
+            dnnl::matmul::desc(src_.stored(), wei_.stored(), dst_.stored()), e);
+        if (!reference(pd)) {
+          prim_ = dnnl::matmul(pd);
+          for (Operand* o : {&src_, &wei_, &dst_})
+            o->gemm = o->stored();
+          noteBf16Matmul(std::string("bf16 (") + pd.impl_info_str() + ")");
+          return;
+        }
+      } catch (const dnnl::error&) { // none for this layout: widened below
       }
-      if (reference(pd) && w.type != dt::f32) continue;
-      prim_ = dnnl::matmul(pd);
-      for (Operand* o : {&src_, &wei_, &dst_}) {
-        o->gemm = desc(*o);
-        if (w.copied) stage(e, *o, w.type, o != &dst_);
-      }
-      noteBf16Matmul(std::string(w.name) + " (" + pd.impl_info_str() + ")");
-      return;
     }
-    throw Error("oneDNN has no matmul for bf16 step '" + a.step.kernel + "'");
+    for (Operand* o : {&src_, &wei_, &dst_}) {
+      o->gemm = memory::desc(o->mm, dt::f32, dnnl_glue::rowMajor(o->mm));
+      stage(e, *o, o != &dst_);
+    }
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_.gemm, wei_.gemm, dst_.gemm), e);
+    prim_ = dnnl::matmul(pd);
+    noteBf16Matmul(std::string("widened to f32 (") + pd.impl_info_str() + ")");
   }
 
-  // A plain copy of `o` in scratch, in `type`: made from its stored bytes before the GEMM
-  // (`in`), or stored from after it.
-  void stage(const dnnl::engine& e, Operand& o, dt type, bool in) {
-    o.plain = memory::desc(o.dims, type, dnnl_glue::rowMajor(o.dims));
+  // A plain f32 copy of `o` in scratch: made from its stored bytes before the GEMM (`in`), or
+  // stored from after it.
+  void stage(const dnnl::engine& e, Operand& o, bool in) {
+    o.plain = memory::desc(o.dims, dt::f32, dnnl_glue::rowMajor(o.dims));
     o.offset = scratch_;
     scratch_ += static_cast<int64_t>((o.plain.get_size() + 63) / 64 * 64);
     memory::desc stored = o.stored();

@@ -5,6 +5,10 @@
 #include "DnnlGlue.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
+#include "shardc/support/Error.h"
+
+#include <map>
 
 namespace shardc::matmul_layout {
 
@@ -30,6 +34,36 @@ inline void permuted(const Op& t, size_t rank, dnnl::memory::dims& dims,
     dims.push_back(xd[static_cast<size_t>(p)]);
     strides.push_back(xst[static_cast<size_t>(p)]);
   }
+}
+
+// transpose(X) x G summed over the batch dims (a weight gradient, Fusion.cpp): X^T G with X as
+// [rows, k] and G as [rows, n]. G may come through a transpose of the step (`gTranspose`): it
+// is then read in another row order than X's. `inStep`: the step's ops by their results.
+struct BatchSum {
+  const Value *x = nullptr, *g = nullptr;
+  const Op* gTranspose = nullptr;
+  int64_t k = 0, n = 0, rows = 0;
+  double flops() const {
+    return 2.0 * static_cast<double>(k) * static_cast<double>(n) * static_cast<double>(rows);
+  }
+};
+inline BatchSum batchSumOf(const Op& mm, const std::map<const Value*, const Op*>& inStep) {
+  auto t = inStep.find(mm.operand(0));
+  if (t == inStep.end() || t->second->name() != opname::kTranspose)
+    throw Error("step 'matmul': a batch sum needs the transposed operand in the step");
+  BatchSum b;
+  b.x = t->second->operand(0);
+  b.g = mm.operand(1);
+  if (auto tg = inStep.find(b.g); tg != inStep.end()) {
+    if (tg->second->name() != opname::kTranspose)
+      throw Error("step 'matmul': a batch sum's second operand is made by '" + tg->second->name() +
+                  "' in the step");
+    b.gTranspose = tg->second;
+  }
+  b.k = b.x->type().shape.back();
+  b.n = b.g->type().shape.back();
+  b.rows = b.x->type().numel() / b.k;
+  return b;
 }
 
 } // namespace shardc::matmul_layout

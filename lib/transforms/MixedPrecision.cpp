@@ -122,10 +122,9 @@ bool batchSumOfMatmul(const Op& red) {
 // the CPU has one, else widened inside the kernel), a weight gradient's batch sum, and the ops
 // that only move values. Casts convert, and a call's body is lowered on its own.
 bool runsInBf16(const Op& op) {
-  // Not broadcast: widened, it is an index map of the elementwise kernel that reads it.
   static const std::unordered_set<std::string_view> moves = {
-      opname::kTranspose, opname::kSlice, opname::kReverse, opname::kConcat,
-      opname::kSplit,     opname::kPad,   opname::kReshape, opname::kGather};
+      opname::kTranspose, opname::kBroadcast, opname::kSlice,   opname::kReverse, opname::kConcat,
+      opname::kSplit,     opname::kPad,       opname::kReshape, opname::kGather};
   const std::string& n = op.name();
   if (n == opname::kCast || op.def().callsFunction || moves.count(n)) return true;
   return (n == opname::kMatmul && allBf16(op)) || batchSumOfMatmul(op);
