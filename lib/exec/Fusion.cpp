@@ -338,12 +338,12 @@ bool isLaneOp(const Op& op) {
     return false;
   }
   // Casts between f32 and bf16 (the widening and rounding around the ops that compute in f32
-  // in a bf16 program) and broadcasts of bf16: bf16 is read and stored converted, its lanes
-  // are f32.
+  // in a bf16 program; from bf16 to bf16 where a constant was folded to bf16 under its cast)
+  // and broadcasts of bf16: bf16 is read and stored converted, its lanes are f32.
   DType from = op.numOperands() ? op.operand(0)->type().dtype : DType::F32,
         to = op.result(0)->type().dtype;
-  if (op.name() == opname::kCast &&
-      ((from == DType::BF16 && to == DType::F32) || (from == DType::F32 && to == DType::BF16)))
+  if (op.name() == opname::kCast && (from == DType::BF16 || to == DType::BF16) &&
+      (from == DType::F32 || to == DType::F32 || from == to))
     return true;
   if (op.name() == opname::kBroadcast && from == DType::BF16 && to == DType::BF16) return true;
   if (!laneType(op.result(0)->type().dtype)) return false;
