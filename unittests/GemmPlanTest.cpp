@@ -244,6 +244,39 @@ func @train(input %x: f32[1,16,12,12], param %w: f32[32,16,3,3]) -> (y: f32[1,32
 
 namespace {
 
+// `ir` with its element type `T` spelled `t`.
+std::string typed(std::string ir, const std::string& t) {
+  for (size_t at; (at = ir.find(": T[")) != std::string::npos;)
+    ir.replace(at + 2, 1, t);
+  for (size_t at; (at = ir.find(" T[")) != std::string::npos;)
+    ir.replace(at + 1, 1, t);
+  return ir;
+}
+
+// The bf16 plan `p` of `ir` (typed bf16) run compiled against the interpreter's f32 run of
+// `ir` (typed f32) on the same values, rounded to bf16: within one bf16 rounding.
+void expectNearF32Twin(const Planned& p, const char* ir) {
+  std::unique_ptr<Module> twin = parseIR(typed(ir, "f32"));
+  ASSERT_TRUE(twin);
+  std::vector<Tensor> args = patternedArgs(p.f(), 7, 23, 0.05, -0.5), wide;
+  for (const Tensor& a : args) {
+    wide.emplace_back(TensorType{DType::F32, a.type().shape});
+    for (int64_t i = 0; i < a.numel(); ++i)
+      wide.back().setDouble(i, a.getDouble(i));
+  }
+  const Function& f32 = *twin->functions().front();
+  std::vector<Tensor> want = interpret(f32, wide), mag = interpret(f32, absoluteValues(wide)),
+                      got = runCompiled(p.f(), args);
+  for (size_t r = 0; r < got.size(); ++r) {
+    Tensor rounded(got[r].type()), bound(got[r].type());
+    for (int64_t i = 0; i < got[r].numel(); ++i) {
+      rounded.setDouble(i, want[r].getDouble(i));
+      bound.setDouble(i, mag[r].getDouble(i));
+    }
+    EXPECT_TRUE(nearReference(got[r], rounded, bound)) << p.f().results()[r].name << " of\n" << ir;
+  }
+}
+
 // bf16 matmul steps (--precision bf16): oneDNN's bf16 GEMM where the CPU has AVX512-BF16 or
 // AMX, else widened to f32 in the kernel. Each keeps the f32 kernel's folded transposes: an
 // operand's, a result stored permuted, a weight gradient's batch sum (with G through a
@@ -296,13 +329,6 @@ func @wg2(input %x: T[5,2,6], input %h: T[2,5,4]) -> (dw: T[1,6,4]) {
 )",
        4},
   };
-  auto typed = [](std::string ir, const std::string& t) {
-    for (size_t at; (at = ir.find(": T[")) != std::string::npos;)
-      ir.replace(at + 2, 1, t);
-    for (size_t at; (at = ir.find(" T[")) != std::string::npos;)
-      ir.replace(at + 1, 1, t);
-    return ir;
-  };
   for (const Case& c : cases) {
     Planned p = plan(typed(c.ir, "bf16"));
     ASSERT_TRUE(p.m);
@@ -310,23 +336,26 @@ func @wg2(input %x: T[5,2,6], input %h: T[2,5,4]) -> (dw: T[1,6,4]) {
     ASSERT_NE(gemm, nullptr) << describePlan(p.plan, p.f());
     EXPECT_EQ(gemm->ops.size(), c.ops) << describePlan(p.plan, p.f());
     EXPECT_FALSE(gemm->reference);
-    std::unique_ptr<Module> twin = parseIR(typed(c.ir, "f32"));
-    ASSERT_TRUE(twin);
-    std::vector<Tensor> args = patternedArgs(p.f(), 7, 23, 0.05, -0.5), wide;
-    for (const Tensor& a : args) {
-      wide.emplace_back(TensorType{DType::F32, a.type().shape});
-      for (int64_t i = 0; i < a.numel(); ++i)
-        wide.back().setDouble(i, a.getDouble(i));
-    }
-    const Function& f32 = *twin->functions().front();
-    Tensor want = interpret(f32, wide)[0], mag = interpret(f32, absoluteValues(wide))[0];
-    Tensor got = runCompiled(p.f(), args)[0], rounded(got.type()), bound(got.type());
-    for (int64_t i = 0; i < got.numel(); ++i) {
-      rounded.setDouble(i, want.getDouble(i));
-      bound.setDouble(i, mag.getDouble(i));
-    }
-    EXPECT_TRUE(nearReference(got, rounded, bound)) << c.ir;
+    expectNearF32Twin(p, c.ir);
   }
+}
+
+// bf16 convolutions and their gradients: oneDNN's in bf16 where the CPU has AVX512-BF16 or
+// AMX, else in f32 with the reorders widening and rounding; against the f32 twin, as above.
+TEST(PlanTest, Bf16ConvolutionStepsMatchTheirF32Twin) {
+  const char* ir = R"(
+func @conv(input %x: T[2,6,9,9], input %w: T[8,6,3,3], input %b: T[8], input %dy: T[2,8,5,5]) -> (y: T[2,8,5,5], dx: T[2,6,9,9], dw: T[8,6,3,3]) {
+  %y = conv2d(%x, %w, %b) {dilations = [1, 1], groups = 1, pads = [1, 1, 1, 1], strides = [2, 2]} : T[2,8,5,5]
+  %dx = conv2d_backward_input(%dy, %w) {dilations = [1, 1], groups = 1, input_shape = [2, 6, 9, 9], pads = [1, 1, 1, 1], strides = [2, 2]} : T[2,6,9,9]
+  %dw = conv2d_backward_filter(%x, %dy) {dilations = [1, 1], filter_shape = [8, 6, 3, 3], groups = 1, pads = [1, 1, 1, 1], strides = [2, 2]} : T[8,6,3,3]
+  return %y, %dx, %dw
+}
+)";
+  Planned p = plan(typed(ir, "bf16"));
+  ASSERT_TRUE(p.m);
+  for (const PlanStep& s : p.plan.steps)
+    EXPECT_FALSE(s.reference) << s.kernel;
+  expectNearF32Twin(p, ir);
 }
 
 // The widening and rounding around an op that computes in f32 in a bf16 program run inside

@@ -30,6 +30,14 @@ inline dnnl::memory::dims rowMajor(const dnnl::memory::dims& dims) {
   return s;
 }
 
+// Whether oneDNN runs bf16 on the CPU's own bf16 instructions (AVX512-BF16 or AMX, as oneDNN
+// sees the CPU: DNNL_MAX_CPU_ISA caps it). Without them it emulates bf16 at a quarter of its
+// f32 rate, or has only its reference loop: bf16 steps then compute in f32.
+inline bool bf16Hardware() {
+  auto isa = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
+  return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & isa) == isa;
+}
+
 inline dnnl::memory::dims toDims(const Shape& s) {
   return dnnl::memory::dims(s.begin(), s.end());
 }

@@ -34,7 +34,7 @@ const Family kFamilies[] = {
     {"matmul", bindMatmul, Types::F32OrBf16, {opname::kMatmul}, true, true},
     {"conv",
      bindConv,
-     Types::F32,
+     Types::F32OrBf16,
      {opname::kConv2d, opname::kConv2dBackwardInput, opname::kConv2dBackwardFilter}},
     {"row",
      bindNorm,

@@ -1,5 +1,8 @@
 // conv2d and its two backward ops through oneDNN, on NCHW / OIHW buffers (groups as GOIHW).
 // The primitives pick their own layouts (format any); plain buffers are reordered in and out.
+// bf16 steps (--precision bf16) compute in bf16 where the CPU has AVX512-BF16 or AMX (products
+// exact in f32, sums in f32, one rounding at the store); elsewhere in f32, the reorders
+// widening the operands and rounding the result.
 #include "DnnlGlue.h"
 #include "Kernel.h"
 
@@ -60,10 +63,6 @@ bool fixedParameter(const Value* v, const Function& f) {
   });
 }
 
-memory::desc anyDesc(const memory::dims& d) {
-  return memory::desc(d, memory::data_type::f32, tag::any);
-}
-
 class ConvKernel : public Kernel {
 public:
   explicit ConvKernel(const BindArgs& a) {
@@ -91,20 +90,28 @@ public:
     memory::dims wd =
         g == 1 ? dnnl_glue::toDims(ws) : memory::dims{g, ws[0] / g, ws[1], ws[2], ws[3]};
     memory::dims strides{w.sh, w.sw}, dil{w.dh - 1, w.dw - 1}, pl{w.pt, w.pl}, pr{w.pb, w.pr};
-    x_.plain = memory::desc(xd, memory::data_type::f32, tag::nchw);
-    y_.plain = memory::desc(yd, memory::data_type::f32, tag::nchw);
-    w_.plain = memory::desc(wd, memory::data_type::f32, g == 1 ? tag::oihw : tag::goihw);
+    memory::data_type stored = op.result(0)->type().dtype == DType::BF16 ? memory::data_type::bf16
+                                                                         : memory::data_type::f32;
+    memory::data_type compute = stored == memory::data_type::bf16 && dnnl_glue::bf16Hardware()
+                                    ? memory::data_type::bf16
+                                    : memory::data_type::f32;
+    auto anyDesc = [&](const memory::dims& d) { return memory::desc(d, compute, tag::any); };
+    x_.plain = memory::desc(xd, stored, tag::nchw);
+    y_.plain = memory::desc(yd, stored, tag::nchw);
+    w_.plain = memory::desc(wd, stored, g == 1 ? tag::oihw : tag::goihw);
     const dnnl::engine& eng = a.dnnl->engine;
     bool bias = kind_ == opname::kConv2d && op.numOperands() > 2;
+    memory::desc biasDesc({ws[0]}, compute, tag::x);
     if (bias) {
-      b_.plain = memory::desc({ws[0]}, memory::data_type::f32, tag::x);
+      b_.plain = memory::desc({ws[0]}, stored, tag::x);
       b_.id = a.num.id(op.operand(2));
+      b_.choose(biasDesc, eng);
     }
     try {
       auto fwdDesc =
           bias ? dnnl::convolution_forward::desc(
                      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                     anyDesc(xd), anyDesc(wd), b_.plain, anyDesc(yd), strides, dil, pl, pr)
+                     anyDesc(xd), anyDesc(wd), biasDesc, anyDesc(yd), strides, dil, pl, pr)
                : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                                  dnnl::algorithm::convolution_direct, anyDesc(xd),
                                                  anyDesc(wd), anyDesc(yd), strides, dil, pl, pr);

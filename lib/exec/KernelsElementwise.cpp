@@ -419,6 +419,7 @@ struct LaneProgram::Input {
   std::vector<int64_t> strides; // per dim of the group shape, in elements (0: broadcast)
   int uniform = -1; // one value for every element: its block in uniform_, filled per run
   int64_t bytes = 0;
+  bool whole = false; // of the group's shape (bf16: converted block by block)
 };
 
 struct LaneProgram::Output {
@@ -447,7 +448,8 @@ LaneProgram::LaneProgram(const BindArgs& a, const std::vector<const Op*>& ops, i
     slotOf_[v] = s;
     Input in{s, a.num.id(v), v->type().dtype, false, {}};
     in.bytes = v->type().bytes();
-    in.direct = in.dtype == DType::F32 && v->type().shape == shape_;
+    in.whole = v->type().shape == shape_;
+    in.direct = in.dtype == DType::F32 && in.whole;
     const Shape& vs = v->type().shape;
     if (vs.size() > shape_.size())
       throw Error("elementwise step: operand " + v->type().str() + " is larger than the group");
@@ -595,6 +597,10 @@ void LaneProgram::load(const ExecContext& ctx, const Input& in, int64_t p0, int6
   }
   float* dst = slotBuf;
   slot[in.slot] = dst;
+  if (in.whole && in.dtype == DType::BF16) {
+    bf16sToFloats(dst, reinterpret_cast<const uint16_t*>(base) + p0, 1, len);
+    return;
+  }
   size_t rank = shape_.size();
   int64_t inner = rank ? shape_[rank - 1] : 1, innerStride = rank ? in.strides[rank - 1] : 0;
   for (int64_t p = p0; p < p0 + len;) {

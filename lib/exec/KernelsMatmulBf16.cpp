@@ -171,9 +171,7 @@ private:
   // loop; else widened to f32.
   void choose(const BindArgs& a) {
     const dnnl::engine& e = a.dnnl->engine;
-    auto bf16Isa = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
-    if ((static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & bf16Isa) == bf16Isa &&
-        src_.direct() && wei_.direct()) {
+    if (dnnl_glue::bf16Hardware() && src_.direct() && wei_.direct()) {
       try {
         dnnl::matmul::primitive_desc pd(
             dnnl::matmul::desc(src_.stored(), wei_.stored(), dst_.stored()), e);
