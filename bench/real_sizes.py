@@ -8,8 +8,10 @@ Per model: the GEMM floor (the forward's FLOPs, from shardc's cost model, over t
 sgemm rate PyTorch reaches here with 1 or 2 threads); ONNX Runtime (onnxruntime-node, CPU
 provider, graph optimization "all", the faster of 1 and 2 intra-op threads; "not installed"
 without it); shardc as users run it (each large GEMM on the library timed faster for its shape,
-with a cache folder of its own, filled by a first run), and with SHARDC_GEMM=openblas and
-=onednn; each the median step of --steps (start-up left out), the columns run in turn
+with a cache folder of its own, filled by a first run), with SHARDC_GEMM=openblas and
+=onednn, and compiled with --precision bf16 (bf16 matmuls on AVX512-BF16 or AMX, else widened
+to f32; its error against shardc's f32 output is printed below the table); each the median
+step of --steps (start-up left out), the columns run in turn
 --repeats times and the medians shown. Then shardc's compile (time, peak memory) and start-up
 (the time `run` takes before its first step, on the machine's first run and after; peak memory
 of a one-step run) against the PEF's bytes. With --busy, the forward steps again beside one
@@ -87,17 +89,43 @@ def gflop(shardc, model):
     return float(re.search(r"([0-9.e+-]+) GFLOP per device per step", out).group(1))
 
 
+COLUMNS = ("ONNX Runtime", "shardc", "openblas", "onednn", "bf16")
+
+
+def bf16_pef(pef):
+    """Where main() compiles the --precision bf16 PEF of the f32 PEF `pef`."""
+    name = os.path.basename(pef)[:-len(".pef")] + "-bf16"
+    return os.path.join(os.path.dirname(os.path.dirname(pef)), name, name + ".pef")
+
+
 def columns(args, pef, model, inputs, cache):
     """{column: seconds per forward} for the machine as it is now: the median over --repeats
     rounds, each round running every column once."""
-    runs = {c: [] for c in ("ONNX Runtime", "shardc", "openblas", "onednn")}
+    runs = {c: [] for c in COLUMNS}
+    bf16 = bf16_pef(pef)
     for _ in range(args.repeats):
         ort, args.ort_version = bm.ort_step(args, model, inputs)
         runs["ONNX Runtime"].append(ort)
         runs["shardc"].append(bm.shardc_step(args, pef, inputs, {"XDG_CACHE_HOME": cache}))
         runs["openblas"].append(bm.shardc_step(args, pef, inputs, {"SHARDC_GEMM": "openblas"}))
         runs["onednn"].append(bm.shardc_step(args, pef, inputs, {"SHARDC_GEMM": "onednn"}))
+        runs["bf16"].append(bm.shardc_step(args, bf16, inputs, {"XDG_CACHE_HOME": cache}))
     return {c: None if None in v else statistics.median(v) for c, v in runs.items()}
+
+
+def bf16_error(shardc, pef, inputs, out):
+    """max |bf16 - f32| / max |f32| over the forward's output, and how the bf16 matmuls ran."""
+    got = {}
+    for p in (pef, bf16_pef(pef)):
+        d = os.path.join(out, os.path.basename(p))
+        text = subprocess.run([shardc, "run", "--pef", p, "--steps", "1", "--stats",
+                               "--output-dir", d] + inputs, check=True, capture_output=True,
+                              text=True).stdout
+        got[p] = np.load(os.path.join(d, sorted(f for f in os.listdir(d)
+                                                if f.endswith(".npy"))[0]))
+    a, b = got.values()
+    ways = re.findall(r"^  (\d+: .*)$", text.split("bf16 matmul steps")[-1], re.M)
+    return float(np.abs(b - a).max() / np.abs(a).max()), "; ".join(ways)
 
 
 def startup(shardc, pef, inputs, cache, out):
@@ -130,7 +158,7 @@ def main():
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; "
           f"best sgemm {rate / 1e9:.0f} GFLOP/s (PyTorch, 2048^3)")
     gib = 1 << 30
-    table, starts = [], []
+    table, starts, errors = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.cases.split(","):
             cache = os.path.join(tmp, "cache-" + case)
@@ -143,6 +171,10 @@ def main():
             _, comp_rss = max_rss_run([shardc, "compile", model, "--inference", "--pef-name",
                                        case, "--output-folder", tmp])
             comp_s = time.perf_counter() - t0
+            subprocess.run([shardc, "compile", model, "--inference", "--precision", "bf16",
+                            "--pef-name", case + "-bf16", "--output-folder", tmp], check=True,
+                           stdout=subprocess.DEVNULL)
+            errors.append((case, *bf16_error(shardc, pef, inputs, os.path.join(tmp, "err"))))
             first = startup(shardc, pef, inputs, cache, os.path.join(tmp, "start"))
             later = startup(shardc, pef, inputs, cache, os.path.join(tmp, "start"))
             idle = columns(args, pef, model, inputs, cache)
@@ -153,7 +185,7 @@ def main():
     print(f"ONNX Runtime: {args.ort_version}. Forward step, ms: median over {args.repeats} rounds "
           f"of each column's median of {args.steps} steps; shardc: each large GEMM on the library "
           "timed faster for its shape")
-    cols = ["ONNX Runtime", "shardc", "openblas", "onednn"]
+    cols = list(COLUMNS)
     print(f"{'case':12} {'floor':>7} " + " ".join(f"{c:>13}" for c in cols) + "  shardc/ORT")
     for case, floor, idle, busy in table:
         for label, row in (("idle", idle), ("busy", busy)):
@@ -165,6 +197,9 @@ def main():
                 f"{row['shardc'] / row['ONNX Runtime']:9.2f}x"
             name, fl = (case, f"{floor * 1e3:7.1f}") if label == "idle" else ("  busy", " " * 7)
             print(f"{name:12} {fl} {cells}  {ratio}")
+    for case, err, ways in errors:
+        print(f"  {case}: bf16 output against f32, max |difference| / max |f32| {err:.1e}; "
+              f"bf16 matmul steps {ways}")
     print("compile and start-up (the PEF's bytes stand for the weights; the first run on a "
           "machine times its GEMM shapes):")
     for case, size, comp_s, comp_rss, first, later in starts:
