@@ -81,14 +81,14 @@ def main():
                 medians[p].append(float(re.search(r"median step ([0-9.]+) s", r.stdout).group(1)))
                 losses[p] = np.load(os.path.join(o, "loss.npy"))
                 if p == "bf16":
-                    ways = re.findall(r"^  (\d+: .*)$", r.stdout.split("bf16 matmul steps")[-1],
+                    ways = re.findall(r"^  (\d+ \w+: .*)$", r.stdout.split("bf16 steps, by")[-1],
                                       re.M)
     f32, b16 = statistics.median(medians["f32"]), statistics.median(medians["bf16"])
     print("median step, of %d runs of %d steps: f32 %.3f s, bf16 %.3f s; f32/bf16 %.2fx"
           % (a.repeats, a.steps, f32, b16, f32 / b16))
     print("  per run: f32 %s; bf16 %s" % (" ".join("%.3f" % t for t in medians["f32"]),
                                           " ".join("%.3f" % t for t in medians["bf16"])))
-    print("bf16 matmul steps: %s" % "; ".join(ways))
+    print("bf16 steps: %s" % "; ".join(ways))
     print("losses: f32 %s; bf16 %s" % (" ".join("%.4f" % x for x in losses["f32"][:4]),
                                        " ".join("%.4f" % x for x in losses["bf16"][:4])))
 

@@ -9,8 +9,9 @@ sgemm rate PyTorch reaches here with 1 or 2 threads); ONNX Runtime (onnxruntime-
 provider, graph optimization "all", the faster of 1 and 2 intra-op threads; "not installed"
 without it); shardc as users run it (each large GEMM on the library timed faster for its shape,
 with a cache folder of its own, filled by a first run), with SHARDC_GEMM=openblas and
-=onednn, and compiled with --precision bf16 (bf16 matmuls on AVX512-BF16 or AMX, else widened
-to f32; its error against shardc's f32 output is printed below the table); each the median
+=onednn, and compiled with --precision bf16 (bf16 matmuls and convolutions on AVX512-BF16 or
+AMX, else in f32; its error against shardc's f32 output is printed below the table, with how
+its bf16 steps ran); each the median
 step of --steps (start-up left out), the columns run in turn
 --repeats times and the medians shown. Then shardc's compile (time, peak memory) and start-up
 (the time `run` takes before its first step, on the machine's first run and after; peak memory
@@ -114,7 +115,7 @@ def columns(args, pef, model, inputs, cache):
 
 
 def bf16_error(shardc, pef, inputs, out):
-    """max |bf16 - f32| / max |f32| over the forward's output, and how the bf16 matmuls ran."""
+    """max |bf16 - f32| / max |f32| over the forward's output, and how the bf16 steps ran."""
     got = {}
     for p in (pef, bf16_pef(pef)):
         d = os.path.join(out, os.path.basename(p))
@@ -124,7 +125,7 @@ def bf16_error(shardc, pef, inputs, out):
         got[p] = np.load(os.path.join(d, sorted(f for f in os.listdir(d)
                                                 if f.endswith(".npy"))[0]))
     a, b = got.values()
-    ways = re.findall(r"^  (\d+: .*)$", text.split("bf16 matmul steps")[-1], re.M)
+    ways = re.findall(r"^  (\d+ \w+: .*)$", text.split("bf16 steps, by")[-1], re.M)
     return float(np.abs(b - a).max() / np.abs(a).max()), "; ".join(ways)
 
 
@@ -199,7 +200,7 @@ def main():
             print(f"{name:12} {fl} {cells}  {ratio}")
     for case, err, ways in errors:
         print(f"  {case}: bf16 output against f32, max |difference| / max |f32| {err:.1e}; "
-              f"bf16 matmul steps {ways}")
+              f"bf16 steps {ways}")
     print("compile and start-up (the PEF's bytes stand for the weights; the first run on a "
           "machine times its GEMM shapes):")
     for case, size, comp_s, comp_rss, first, later in starts:

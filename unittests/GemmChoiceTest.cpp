@@ -39,3 +39,29 @@ TEST(GemmChoiceTest, TimesEachShapeOnceAndKeepsTheFaster) {
   EXPECT_TRUE(listed);
   std::filesystem::remove_all(dir);
 }
+
+// Any two ways to run a kernel (a bf16 convolution's bf16 and f32) are decided alike, listed
+// under their own names; a cached decision that names neither way is measured again.
+TEST(GemmChoiceTest, DecidesBetweenAnyTwoNamedWays) {
+  std::string dir = ::testing::TempDir() + "/way-cache." + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  int timed = 0;
+  auto times = [&timed](double first, double second) {
+    return [&timed, first, second] {
+      ++timed;
+      return std::make_pair(first, second);
+    };
+  };
+  EXPECT_FALSE(firstWayFaster("test:conv", "bf16", "f32", times(2e-3, 1e-3)));
+  EXPECT_FALSE(firstWayFaster("test:conv", "bf16", "f32", times(1, 2))); // decided
+  EXPECT_EQ(timed, 1);
+  bool listed = false;
+  for (const std::string& line : gemmChoices())
+    listed |= line == "test:conv: f32 (bf16 2.000 ms, f32 1.000 ms, measured now)";
+  EXPECT_TRUE(listed);
+  // The same key asked with other ways: the cached "f32" names neither.
+  EXPECT_TRUE(firstWayFaster("test:conv", "openblas", "onednn", times(1e-3, 2e-3)));
+  EXPECT_EQ(timed, 2);
+  std::filesystem::remove_all(dir);
+}

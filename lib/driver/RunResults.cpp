@@ -108,11 +108,11 @@ void printStepStats(RunState& s) {
     std::printf(" %s %.6f", stage.c_str(), sec);
   std::printf("\n");
   std::vector<std::string> gemms = gemmChoices();
-  if (!gemms.empty()) std::printf("GEMM library by shape, the faster timed on this machine:\n");
+  if (!gemms.empty()) std::printf("kernel choice by shape, the faster timed on this machine:\n");
   for (const std::string& g : gemms)
     std::printf("  %s\n", g.c_str());
-  std::vector<std::string> bf16 = bf16MatmulWays();
-  if (!bf16.empty()) std::printf("bf16 matmul steps, by how this CPU runs them:\n");
+  std::vector<std::string> bf16 = bf16StepWays();
+  if (!bf16.empty()) std::printf("bf16 steps, by how this CPU runs them:\n");
   for (const std::string& w : bf16)
     std::printf("  %s\n", w.c_str());
   ExecStats times = s.exec->times();

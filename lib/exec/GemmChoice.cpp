@@ -16,20 +16,22 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 namespace shardc {
 namespace {
 
 struct Choice {
-  bool openblas = false;
-  GemmTimes times;
-  std::string source; // "measured now" or "cached in FILE"
-  bool used = false;  // by this process
+  std::string way;            // the faster
+  double seconds[2] = {0, 0}; // of the two ways, in the order they were asked
+  std::string names[2];       // the two ways, once this process asked (else empty)
+  std::string source;         // "measured now" or "cached in FILE"
+  bool used = false;          // by this process
 };
 
 std::mutex mu;
 std::map<std::string, Choice> decided; // by key, under mu
-std::map<std::string, int> bf16Ways;   // how bf16 matmul steps were bound: steps each, under mu
+std::map<std::string, int> bf16Ways;   // how bf16 steps were bound: steps each, under mu
 bool cacheRead = false;
 
 std::string cpuModel() {
@@ -69,20 +71,18 @@ std::string cachePath() {
   return dir + "/shardc/gemm-" + hex + ".txt";
 }
 
-// Lines "KEY openblas|onednn OPENBLAS_SECONDS ONEDNN_SECONDS" after a "# MACHINE" line. A cache
-// only saves time: a file that does not parse, or names another machine, is ignored.
+// Lines "KEY FASTER_WAY FIRST_SECONDS SECOND_SECONDS" after a "# MACHINE" line (for a GEMM:
+// openblas|onednn, OpenBLAS's seconds, oneDNN's). A cache only saves time: a file that does not
+// parse, or names another machine, is ignored, and so is a way the asking kernel does not name.
 void readCache(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   if (!std::getline(in, line) || line != "# " + machine()) return;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string key, library;
+    std::string key;
     Choice c;
-    if (!(fields >> key >> library >> c.times.openblas >> c.times.onednn) ||
-        (library != "openblas" && library != "onednn"))
-      continue;
-    c.openblas = library == "openblas";
+    if (!(fields >> key >> c.way >> c.seconds[0] >> c.seconds[1])) continue;
     c.source = "cached in " + path;
     decided.emplace(key, c);
   }
@@ -101,8 +101,8 @@ void writeCache(const std::string& path, const std::string& key, const Choice& c
   }
   if (text.empty()) text = "# " + machine() + "\n";
   char times[64];
-  std::snprintf(times, sizeof times, " %.9g %.9g\n", c.times.openblas, c.times.onednn);
-  text += key + (c.openblas ? " openblas" : " onednn") + times;
+  std::snprintf(times, sizeof times, " %.9g %.9g\n", c.seconds[0], c.seconds[1]);
+  text += key + " " + c.way + times;
   try {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -113,23 +113,36 @@ void writeCache(const std::string& path, const std::string& key, const Choice& c
 
 } // namespace
 
-bool gemmOnOpenBlas(const std::string& key, const std::function<GemmTimes()>& measure) {
+bool firstWayFaster(const std::string& key, const std::string& first, const std::string& second,
+                    const std::function<std::pair<double, double>()>& measure) {
   std::lock_guard<std::mutex> lock(mu);
   std::string path = cachePath();
   if (!cacheRead && !path.empty()) readCache(path);
   cacheRead = true;
-  if (auto it = decided.find(key); it != decided.end()) {
+  if (auto it = decided.find(key);
+      it != decided.end() && (it->second.way == first || it->second.way == second)) {
     it->second.used = true;
-    return it->second.openblas;
+    it->second.names[0] = first;
+    it->second.names[1] = second;
+    return it->second.way == first;
   }
   Choice c;
   c.used = true;
-  c.times = measure();
-  c.openblas = c.times.openblas <= c.times.onednn;
+  std::tie(c.seconds[0], c.seconds[1]) = measure();
+  c.names[0] = first;
+  c.names[1] = second;
+  c.way = c.seconds[0] <= c.seconds[1] ? first : second;
   c.source = "measured now";
-  decided.emplace(key, c);
+  decided.insert_or_assign(key, c);
   if (!path.empty()) writeCache(path, key, c);
-  return c.openblas;
+  return c.way == first;
+}
+
+bool gemmOnOpenBlas(const std::string& key, const std::function<GemmTimes()>& measure) {
+  return firstWayFaster(key, "openblas", "onednn", [&] {
+    GemmTimes t = measure();
+    return std::make_pair(t.openblas, t.onednn);
+  });
 }
 
 std::vector<std::string> gemmChoices() {
@@ -137,24 +150,24 @@ std::vector<std::string> gemmChoices() {
   std::vector<std::string> out;
   for (const auto& [key, c] : decided) {
     if (!c.used) continue;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " (openblas %.3f ms, onednn %.3f ms, ", c.times.openblas * 1e3,
-                  c.times.onednn * 1e3);
-    out.push_back(key + ": " + (c.openblas ? "openblas" : "onednn") + buf + c.source + ")");
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " (%s %.3f ms, %s %.3f ms, ", c.names[0].c_str(),
+                  c.seconds[0] * 1e3, c.names[1].c_str(), c.seconds[1] * 1e3);
+    out.push_back(key + ": " + c.way + buf + c.source + ")");
   }
   return out;
 }
 
-void noteBf16Matmul(const std::string& how) {
+void noteBf16Step(const std::string& kind, const std::string& how) {
   std::lock_guard<std::mutex> lock(mu);
-  ++bf16Ways[how];
+  ++bf16Ways[kind + ": " + how];
 }
 
-std::vector<std::string> bf16MatmulWays() {
+std::vector<std::string> bf16StepWays() {
   std::lock_guard<std::mutex> lock(mu);
   std::vector<std::string> out;
   for (const auto& [how, n] : bf16Ways)
-    out.push_back(std::to_string(n) + ": " + how);
+    out.push_back(std::to_string(n) + " " + how);
   return out;
 }
 

@@ -1,10 +1,14 @@
 // conv2d and its two backward ops through oneDNN, on NCHW / OIHW buffers (groups as GOIHW).
 // The primitives pick their own layouts (format any); plain buffers are reordered in and out.
-// bf16 steps (--precision bf16) compute in bf16 where the CPU has AVX512-BF16 or AMX (products
-// exact in f32, sums in f32, one rounding at the store); elsewhere in f32, the reorders
-// widening the operands and rounding the result.
+// bf16 steps compute in bf16 (products exact in f32, sums in f32, one rounding at the store) or
+// in f32, the reorders widening the operands and rounding the result: in f32 where the CPU has
+// neither AVX512-BF16 nor AMX, else whichever is timed faster for the step's shape on this
+// machine (GemmChoice.h). oneDNN 2.6's bf16 backward-weights kernel took 100 ms for a 3x3
+// convolution over 7x7 maps of 256 channels (batch 8) on an AVX512-BF16 EPYC, 3x the f32 one;
+// its bf16 forward kernel took half the f32 one's time.
 #include "DnnlGlue.h"
 #include "Kernel.h"
+#include "shardc/exec/GemmChoice.h"
 
 #include "../ops/WindowUtil.h"
 
@@ -13,6 +17,9 @@
 #include "shardc/support/Error.h"
 
 #include <algorithm>
+#include <omp.h>
+#include <sstream>
+#include <utility>
 
 namespace shardc {
 namespace {
@@ -65,7 +72,8 @@ bool fixedParameter(const Value* v, const Function& f) {
 
 class ConvKernel : public Kernel {
 public:
-  explicit ConvKernel(const BindArgs& a) {
+  // `bf16`: compute in bf16 (a bf16 step on a CPU with bf16 instructions).
+  ConvKernel(const BindArgs& a, bool bf16) {
     const Op& op = a.anchor();
     kind_ = op.name();
     const AttrDict& at = op.attrs();
@@ -92,9 +100,7 @@ public:
     memory::dims strides{w.sh, w.sw}, dil{w.dh - 1, w.dw - 1}, pl{w.pt, w.pl}, pr{w.pb, w.pr};
     memory::data_type stored = op.result(0)->type().dtype == DType::BF16 ? memory::data_type::bf16
                                                                          : memory::data_type::f32;
-    memory::data_type compute = stored == memory::data_type::bf16 && dnnl_glue::bf16Hardware()
-                                    ? memory::data_type::bf16
-                                    : memory::data_type::f32;
+    memory::data_type compute = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
     auto anyDesc = [&](const memory::dims& d) { return memory::desc(d, compute, tag::any); };
     x_.plain = memory::desc(xd, stored, tag::nchw);
     y_.plain = memory::desc(yd, stored, tag::nchw);
@@ -156,6 +162,21 @@ public:
     }
   }
 
+  // Seconds per run on zeroed buffers of the step's sizes.
+  double seconds(const BindArgs& a) {
+    std::vector<std::vector<uint8_t>> bytes;
+    ExecContext ctx;
+    ctx.ptr.assign(static_cast<size_t>(a.num.count()), nullptr);
+    ctx.dnnl = a.dnnl;
+    ctx.threads = omp_get_max_threads();
+    for (const Operand* o : {&x_, &w_, &y_, &b_})
+      if (o->id >= 0) {
+        bytes.emplace_back(o->plain.get_size(), 0);
+        ctx.ptr[static_cast<size_t>(o->id)] = bytes.back().data();
+      }
+    return leastSeconds(3, [&] { run(ctx); });
+  }
+
   void run(ExecContext& ctx) override {
     auto& s = ctx.dnnl->stream;
     if (kind_ == opname::kConv2d) {
@@ -187,8 +208,29 @@ private:
 
 } // namespace
 
+// The step's shapes and window, as the choice of bf16 or f32 names it.
+std::string convKey(const Op& op) {
+  std::ostringstream key;
+  key << "conv-" << op.name() << ":";
+  for (const Value* v : op.operands())
+    key << v->type().str() << ",";
+  key << op.result(0)->type().str();
+  for (const char* name : {"strides", "pads", "dilations"})
+    for (int64_t x : op.attrs().getInts(name))
+      key << "," << x;
+  key << ",g" << op.attrs().getInt("groups") << ",threads" << omp_get_max_threads();
+  return key.str();
+}
+
 std::unique_ptr<Kernel> bindConv(const BindArgs& a) {
-  return std::make_unique<ConvKernel>(a);
+  const Op& op = a.anchor();
+  if (op.result(0)->type().dtype != DType::BF16 || !dnnl_glue::bf16Hardware())
+    return std::make_unique<ConvKernel>(a, false);
+  bool bf16 = firstWayFaster(convKey(op), "bf16", "f32", [&] {
+    return std::make_pair(ConvKernel(a, true).seconds(a), ConvKernel(a, false).seconds(a));
+  });
+  noteBf16Step("convolution", bf16 ? "bf16" : "f32, timed faster here");
+  return std::make_unique<ConvKernel>(a, bf16);
 }
 
 } // namespace shardc

@@ -179,7 +179,7 @@ private:
           prim_ = dnnl::matmul(pd);
           for (Operand* o : {&src_, &wei_, &dst_})
             o->gemm = o->stored();
-          noteBf16Matmul(std::string("bf16 (") + pd.impl_info_str() + ")");
+          noteBf16Step("matmul", std::string("bf16 (") + pd.impl_info_str() + ")");
           return;
         }
       } catch (const dnnl::error&) { // none for this layout: widened below
@@ -191,7 +191,7 @@ private:
     }
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_.gemm, wei_.gemm, dst_.gemm), e);
     prim_ = dnnl::matmul(pd);
-    noteBf16Matmul(std::string("widened to f32 (") + pd.impl_info_str() + ")");
+    noteBf16Step("matmul", std::string("widened to f32 (") + pd.impl_info_str() + ")");
   }
 
   // A plain f32 copy of `o` in scratch: made from its stored bytes before the GEMM (`in`), or

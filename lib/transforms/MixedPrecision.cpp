@@ -118,18 +118,20 @@ bool batchSumOfMatmul(const Op& red) {
   return static_cast<int64_t>(axes.size()) == rank - 2;
 }
 
-// The ops the CPU runtime runs on bf16 values as they are: matmuls (oneDNN's bf16 GEMM where
-// the CPU has one, else widened inside the kernel), a weight gradient's batch sum, and the ops
-// that only move values. Not convolutions: oneDNN 2.6's bf16 backward-weights kernel took 3x
-// the f32 one's time in a ResNet-18 step on AVX512-BF16 (its bf16 kernels serve convolutions
-// written in bf16). Casts convert, and a call's body is lowered on its own.
+// The ops the CPU runtime runs on bf16 values as they are: matmuls and convolutions (oneDNN's
+// bf16 kernels where the CPU has them, else widened inside the kernel; a convolution computes
+// in whichever of bf16 and f32 is timed faster), a weight gradient's batch sum, and the ops
+// that only move values.
 bool runsInBf16(const Op& op) {
   static const std::unordered_set<std::string_view> moves = {
       opname::kTranspose, opname::kBroadcast, opname::kSlice,   opname::kReverse, opname::kConcat,
       opname::kSplit,     opname::kPad,       opname::kReshape, opname::kGather};
   const std::string& n = op.name();
   if (n == opname::kCast || op.def().callsFunction || moves.count(n)) return true;
-  return (n == opname::kMatmul && allBf16(op)) || batchSumOfMatmul(op);
+  static const std::unordered_set<std::string_view> library = {opname::kMatmul, opname::kConv2d,
+                                                               opname::kConv2dBackwardInput,
+                                                               opname::kConv2dBackwardFilter};
+  return (library.count(n) && allBf16(op)) || batchSumOfMatmul(op);
 }
 
 } // namespace

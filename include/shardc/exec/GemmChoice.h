@@ -1,5 +1,6 @@
-// Which library runs a GEMM that both OpenBLAS and oneDNN can run, decided per machine and per
-// shape by timing both on the shape itself: the faster library differs from machine to machine
+// Which library runs a GEMM that both OpenBLAS and oneDNN can run (and whether a bf16
+// convolution computes in bf16 or f32), decided per machine and per shape by timing both on the
+// shape itself: the faster library differs from machine to machine
 // (OpenBLAS runs the kernels of OPENBLAS_CORETYPE, which an environment may set wrongly; oneDNN
 // picks its own by the CPU's instruction sets), and from shape to shape, so no fixed rule
 // holds. A decision is kept for the process and in the user's cache folder
@@ -11,6 +12,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardc {
@@ -25,16 +27,22 @@ struct GemmTimes {
 // time.
 bool gemmOnOpenBlas(const std::string& key, const std::function<GemmTimes()>& measure);
 
-// The decisions this process made or read, one line each: "KEY: LIBRARY (openblas X ms,
-// onednn Y ms, measured now | cached in FILE)".
+// The same decision between any two ways to run a kernel (`first`, `second`: names without
+// spaces, as the log and the cache file give them; `measure` returns the seconds of each): true
+// when the first is faster. A cached decision naming another way is measured again.
+bool firstWayFaster(const std::string& key, const std::string& first, const std::string& second,
+                    const std::function<std::pair<double, double>()>& measure);
+
+// The decisions this process made or read, one line each: "KEY: WAY (openblas X ms,
+// onednn Y ms, measured now | cached in FILE)", with the names of the key's two ways.
 std::vector<std::string> gemmChoices();
 
-// Records how a bf16 matmul step was bound ("bf16 on the stored operands (brg:...)", "widened
-// to f32 (...)"): the way its CPU allows (KernelsMatmulBf16.cpp).
-void noteBf16Matmul(const std::string& how);
+// Records how a bf16 step of `kind` (matmul, convolution) was bound: "bf16 (brg:...)",
+// "widened to f32 (...)", ...
+void noteBf16Step(const std::string& kind, const std::string& how);
 
-// The ways this process bound bf16 matmul steps, with the number of steps each: "N: HOW".
-std::vector<std::string> bf16MatmulWays();
+// The ways this process bound bf16 steps, with the number of steps each: "N KIND: HOW".
+std::vector<std::string> bf16StepWays();
 
 // Seconds per call of `fn`: the least of `reps` calls after one warm-up call (one call when the
 // warm-up took over 20 ms).
