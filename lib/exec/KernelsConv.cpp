@@ -3,9 +3,7 @@
 // bf16 steps compute in bf16 (products exact in f32, sums in f32, one rounding at the store) or
 // in f32, the reorders widening the operands and rounding the result: in f32 where the CPU has
 // neither AVX512-BF16 nor AMX, else whichever is timed faster for the step's shape on this
-// machine (GemmChoice.h). oneDNN 2.6's bf16 backward-weights kernel took 100 ms for a 3x3
-// convolution over 7x7 maps of 256 channels (batch 8) on an AVX512-BF16 EPYC, 3x the f32 one;
-// its bf16 forward kernel took half the f32 one's time.
+// machine (GemmChoice.h): oneDNN's bf16 kernels are not faster for every shape.
 #include "DnnlGlue.h"
 #include "Kernel.h"
 #include "shardc/exec/GemmChoice.h"
