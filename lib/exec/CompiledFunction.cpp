@@ -4,6 +4,7 @@
 #include "Kernel.h"
 
 #include "shardc/ir/IR.h"
+#include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
 #include "shardc/support/HostMemory.h"
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <omp.h>
 #include <sched.h>
+#include <set>
 
 namespace shardc {
 
@@ -97,6 +99,7 @@ void CompiledFunction::bind(const std::map<std::string, CompiledFunction*>* bodi
                 " bytes for its arena and outputs, more than this machine's " +
                 std::to_string(hostMemoryBytes()) +
                 ": recompile it partitioned over more devices or with a smaller batch");
+  if (bodies) holdFixedSteps(num);
   arena_.assign(static_cast<size_t>(plan_.arenaBytes) + scratch_, 0);
   int64_t staged = 0;
   for (const auto& r : f.results()) {
@@ -106,6 +109,57 @@ void CompiledFunction::bind(const std::map<std::string, CompiledFunction*>* bodi
       staged += r.value->type().bytes();
   }
   if (!bodies) staging_.assign(static_cast<size_t>(staged), 0);
+}
+
+void CompiledFunction::holdFixedSteps(const ValueNumbering& num) {
+  const Function& f = f_;
+  std::vector<bool> known(plan_.values.size(), false);
+  for (size_t i = 0; i < f.numArguments(); ++i) {
+    bool tied = std::any_of(f.results().begin(), f.results().end(), [&](const FuncResult& r) {
+      return r.tiedArg == static_cast<int64_t>(i);
+    });
+    if (f.argument(i)->argKind() == ArgKind::Param && !tied) {
+      known[i] = true;
+      fixedArgs_.push_back(i);
+    }
+  }
+  if (fixedArgs_.empty()) return;
+  // Values in program order: a view is known when what it views is.
+  for (size_t v = 0; v < plan_.values.size(); ++v) {
+    const PlanValue& pv = plan_.values[v];
+    known[v] = known[v] || pv.home == ValueHome::Constant ||
+               (pv.home == ValueHome::View && known[static_cast<size_t>(pv.base)]);
+  }
+  held_.assign(plan_.steps.size(), false);
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const Op& anchor = *anchors_[s];
+    if (anchor.def().communicates || anchor.def().callsFunction ||
+        anchor.name() == opname::kDropout)
+      continue;
+    std::set<const Value*> made;
+    for (int64_t i : plan_.steps[s].ops)
+      for (size_t r = 0; r < num.op(i)->numResults(); ++r)
+        made.insert(num.op(i)->result(r));
+    bool fixed = true;
+    for (int64_t i : plan_.steps[s].ops)
+      for (const Value* v : num.op(i)->operands())
+        fixed = fixed && (made.count(v) || known[static_cast<size_t>(num.id(v))]);
+    for (const Value* v : made)
+      fixed = fixed && !num.isResult(v);
+    if (!fixed) continue;
+    held_[s] = true;
+    for (const Value* v : made) {
+      auto id = static_cast<size_t>(num.id(v));
+      known[id] = true;
+      if (plan_.values[id].home == ValueHome::Arena)
+        heldBytes_[num.id(v)].assign(static_cast<size_t>(v->type().bytes()), 0);
+    }
+    // Views of a held value are known from here on.
+    for (size_t v = 0; v < plan_.values.size(); ++v)
+      if (plan_.values[v].home == ValueHome::View &&
+          known[static_cast<size_t>(plan_.values[v].base)])
+        known[v] = true;
+  }
 }
 
 CompiledFunction::~CompiledFunction() = default;
@@ -123,7 +177,10 @@ void CompiledFunction::homes(ExecContext& ctx, ArgPtr argPtr, ResultPtr resultPt
       ctx.ptr[v] = argPtr(static_cast<size_t>(pv.base));
       break;
     case ValueHome::Arena:
-      ctx.ptr[v] = arena_.data() + pv.offset;
+      if (auto h = heldBytes_.find(static_cast<int64_t>(v)); h != heldBytes_.end())
+        ctx.ptr[v] = h->second.data();
+      else
+        ctx.ptr[v] = arena_.data() + pv.offset;
       break;
     case ValueHome::View:
       ctx.ptr[v] = ctx.ptr[static_cast<size_t>(pv.base)]
@@ -153,8 +210,15 @@ void CompiledFunction::runStep(ExecContext& ctx, size_t s) {
 
 void CompiledFunction::runSteps(ExecContext& ctx, int64_t opLimit) {
   omp_set_num_threads(threads_);
+  // The held steps' results stand while every fixed parameter is in the buffer it was in when
+  // they all last ran.
+  std::vector<const uint8_t*> fixedNow;
+  for (size_t a : fixedArgs_)
+    fixedNow.push_back(ctx.ptr[a]);
+  bool heldStand = !heldFrom_.empty() && heldFrom_ == fixedNow;
   for (size_t s = 0; s < kernels_.size(); ++s) {
     if (opLimit >= 0 && plan_.steps[s].ops.back() >= opLimit) continue;
+    if (heldStand && held_[s]) continue;
     if (!timed_) {
       runStep(ctx, s);
       continue;
@@ -163,6 +227,7 @@ void CompiledFunction::runSteps(ExecContext& ctx, int64_t opLimit) {
     runStep(ctx, s);
     stepSeconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  if (opLimit < 0) heldFrom_ = std::move(fixedNow);
 }
 
 void CompiledFunction::timeSteps() {
@@ -279,6 +344,8 @@ const std::vector<Tensor>& CompiledFunction::run(std::vector<Tensor>& args, Comm
       bytes += static_cast<int64_t>(b->arena_.size() + b->staging_.size());
     for (const auto& [id, t] : constants_)
       if (!t.kept()) bytes += static_cast<int64_t>(t.byteSize()); // a view of another
+    for (const auto& [id, b] : heldBytes_)
+      bytes += static_cast<int64_t>(b.size());
     for (const Tensor& a : args)
       bytes += static_cast<int64_t>(a.byteSize());
     for (const Tensor& r : results_)

@@ -17,6 +17,7 @@ class Function;
 class Kernel;
 struct ExecContext;
 class Op;
+class ValueNumbering;
 namespace dnnl_glue {
 struct Context;
 }
@@ -53,8 +54,10 @@ public:
   // must be made by those steps.
   // `stats` gets the bytes held (peakBytes); kernel times are kept only once timeSteps().
   // A parameter no result is tied to is read-only between runs too: kernels may keep it in
-  // their own layout while its buffer stays the same (convolution weights), so a new value
-  // comes in a new tensor, not written into the old one.
+  // their own layout while its buffer stays the same (convolution weights), and the steps that
+  // read only such parameters and constants (an inference program's bf16 copies of its
+  // weights) run again only when one comes in another buffer; so a new value comes in a new
+  // tensor, not written into the old one.
   const std::vector<Tensor>& run(std::vector<Tensor>& args, Communicator* comm = nullptr,
                                  ExecStats* stats = nullptr, int64_t opLimit = -1);
 
@@ -85,6 +88,9 @@ private:
   template <typename ArgPtr, typename ResultPtr>
   void homes(ExecContext& ctx, ArgPtr argPtr, ResultPtr resultPtr);
   void runSteps(ExecContext& ctx, int64_t opLimit);
+  // Marks the steps that read only fixed parameters and constants (held_) and gives their
+  // stored results buffers of their own (heldBytes_), kept between runs.
+  void holdFixedSteps(const ValueNumbering& num);
   void runStep(ExecContext& ctx, size_t s);
   void addTimes(ExecStats& into, bool indexed) const;
 
@@ -98,8 +104,12 @@ private:
   std::vector<uint8_t> arena_;     // the plan's arena, then the kernels' scratch
   size_t scratch_ = 0;
   std::map<int64_t, Tensor> constants_; // by value id
-  std::vector<Tensor> results_;         // the untied results, one buffer each
-  std::vector<int64_t> resultIds_;      // the plan's value id of each function result
+  std::vector<bool> held_;              // per step: reads only fixed parameters and constants
+  std::map<int64_t, std::vector<uint8_t>> heldBytes_; // a held step's stored results, by id
+  std::vector<size_t> fixedArgs_;                     // parameters no result is tied to
+  std::vector<const uint8_t*> heldFrom_; // their buffers when the held steps last all ran
+  std::vector<Tensor> results_;          // the untied results, one buffer each
+  std::vector<int64_t> resultIds_;       // the plan's value id of each function result
   std::vector<std::unique_ptr<CompiledFunction>> bodies_;
   std::vector<uint8_t> staging_; // a body's tied results not written in place, before copying
   bool timed_ = false;
