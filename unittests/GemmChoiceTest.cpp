@@ -60,8 +60,16 @@ TEST(GemmChoiceTest, DecidesBetweenAnyTwoNamedWays) {
   for (const std::string& line : gemmChoices())
     listed |= line == "test:conv: f32 (bf16 2.000 ms, f32 1.000 ms, measured now)";
   EXPECT_TRUE(listed);
-  // The same key asked with other ways: the cached "f32" names neither.
+  // The same key asked with other ways: the cached "f32" names neither. The file keeps the
+  // key's latest decision only.
   EXPECT_TRUE(firstWayFaster("test:conv", "openblas", "onednn", times(1e-3, 2e-3)));
   EXPECT_EQ(timed, 2);
+  std::string text;
+  for (const auto& f : std::filesystem::directory_iterator(dir + "/shardc"))
+    text = readFile(f.path().string());
+  size_t at = text.find("\ntest:conv ");
+  EXPECT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(text.find("\ntest:conv ", at + 1), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntest:conv openblas "), std::string::npos) << text;
   std::filesystem::remove_all(dir);
 }

@@ -84,7 +84,7 @@ void readCache(const std::string& path) {
     Choice c;
     if (!(fields >> key >> c.way >> c.seconds[0] >> c.seconds[1])) continue;
     c.source = "cached in " + path;
-    decided.emplace(key, c);
+    decided.insert_or_assign(key, c); // the last line of a key is its latest decision
   }
 }
 
@@ -97,7 +97,7 @@ void writeCache(const std::string& path, const std::string& key, const Choice& c
     std::string line;
     if (std::getline(in, line) && line == "# " + machine())
       for (text = line + "\n"; std::getline(in, line);)
-        text += line + "\n";
+        if (line.rfind(key + " ", 0) != 0) text += line + "\n"; // not the key's old decision
   }
   if (text.empty()) text = "# " + machine() + "\n";
   char times[64];

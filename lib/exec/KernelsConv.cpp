@@ -224,6 +224,12 @@ std::unique_ptr<Kernel> bindConv(const BindArgs& a) {
   const Op& op = a.anchor();
   if (op.result(0)->type().dtype != DType::BF16 || !dnnl_glue::bf16Hardware())
     return std::make_unique<ConvKernel>(a, false);
+  try {
+    ConvKernel probe(a, true);
+  } catch (const Error&) { // oneDNN has no bf16 primitive for this step
+    noteBf16Step("convolution", "f32, no bf16 kernel");
+    return std::make_unique<ConvKernel>(a, false);
+  }
   bool bf16 = firstWayFaster(convKey(op), "bf16", "f32", [&] {
     return std::make_pair(ConvKernel(a, true).seconds(a), ConvKernel(a, false).seconds(a));
   });

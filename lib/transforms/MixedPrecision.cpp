@@ -96,19 +96,32 @@ bool allBf16(const Op& op) {
 }
 
 // The sum over the batch dims of transpose(X) x G (a weight gradient), which the runtime's
-// matmul kernel folds into one GEMM with the batch in the contraction (Fusion.cpp): kept in
-// bf16 with its matmul, it is summed in f32 and rounded once.
+// matmul kernel folds into one GEMM with the batch in the contraction: kept in bf16 with its
+// matmul, it is summed in f32 and rounded once. The conditions are the fold's (Fusion.cpp:
+// the transpose read by the matmul alone, both operands of the product's batch dims, neither
+// sum nor product a function result); a sum it does not fold would run on the reference kernel.
 bool batchSumOfMatmul(const Op& red) {
   if (red.name() != opname::kReduceSum || !allBf16(red)) return false;
   const Value* p = red.operand(0);
   const Op* mm = p->definingOp();
-  if (!mm || mm->name() != opname::kMatmul || p->uses().size() != 1 || !allBf16(*mm)) return false;
-  const Op* t = mm->operand(0)->definingOp();
+  if (!mm || mm->name() != opname::kMatmul || p->uses().size() != 1 || !p->uses()[0].user ||
+      !allBf16(*mm))
+    return false;
+  const Value* xt = mm->operand(0);
+  const Op* t = xt->definingOp();
+  const Shape& out = p->type().shape;
   int64_t rank = p->type().rank();
-  if (!t || t->name() != opname::kTranspose || rank < 3) return false;
+  if (!t || t->name() != opname::kTranspose || rank < 3 || xt->uses().size() != 1 ||
+      !xt->uses()[0].user)
+    return false;
   const auto& perm = t->attrs().getInts("perm");
+  if (static_cast<int64_t>(perm.size()) != rank) return false;
   for (int64_t i = 0; i < rank; ++i)
     if (perm[static_cast<size_t>(i)] != (i < rank - 2 ? i : 2 * rank - 3 - i)) return false;
+  for (const Value* v : mm->operands())
+    if (v->type().rank() != rank ||
+        !std::equal(out.begin(), out.end() - 2, v->type().shape.begin()))
+      return false;
   std::vector<int64_t> axes;
   for (int64_t a : red.attrs().getInts("axes"))
     axes.push_back(a < 0 ? a + rank : a);
