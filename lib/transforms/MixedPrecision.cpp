@@ -2,6 +2,7 @@
 // program on the CPU runtime's kernels, most of which compute in f32 (emulateBf16).
 #include "shardc/ir/Builder.h"
 #include "shardc/ir/IR.h"
+#include "shardc/ir/Scan.h"
 #include "shardc/ops/OpNames.h"
 #include "shardc/ops/OpRegistry.h"
 #include "shardc/support/Error.h"
@@ -37,6 +38,30 @@ void reinferTypes(Op& op) {
     op.result(r)->setType(out[r]);
 }
 
+// A call's results take its callee's result types; a scan's carried results too, and its ys
+// and saved carries the stacked types of the callee's ys and carries. A carried value must
+// stay one type from step to step: a body that makes a bf16 carry f32 (or back) is refused.
+void retypeCallResults(Op& op, const Function& callee) {
+  if (!isScan(op)) {
+    for (size_t r = 0; r < op.numResults(); ++r)
+      op.result(r)->setType(callee.results()[r].value->type());
+    return;
+  }
+  ScanLayout l = ScanLayout::of(op);
+  for (size_t c = 0; c < l.carried; ++c) {
+    const TensorType& in = callee.argument(c)->type();
+    const TensorType& out = callee.results()[c].value->type();
+    if (in != out)
+      throw Error("--precision bf16: the scan" + where(op) + " carries " + in.str() +
+                  " into its body and gets back " + out.str());
+    op.result(c)->setType(out);
+    if (l.saveCarries) op.result(l.firstSaved() + c)->setType(stackedType(l.length, out));
+  }
+  for (size_t y = 0; y < l.ys; ++y)
+    op.result(l.firstY() + y)
+        ->setType(stackedType(l.length, callee.results()[l.carried + y].value->type()));
+}
+
 // Casts every f32 operand to bf16 before its first reader, and retypes what follows. A called
 // function computes in bf16 as its caller does: its f32 arguments and the results made from
 // them become bf16 (the caller casts what it passes), once for all its calls (`bodies`).
@@ -50,12 +75,10 @@ bool lowerOps(Function& f, std::unordered_set<Function*>& bodies) {
   for (Op* op : ops) {
     Function* callee = nullptr;
     if (op->def().callsFunction) {
-      callee = op->name() == opname::kCall && f.module()
-                   ? f.module()->findFunction(op->attrs().getString("callee"))
-                   : nullptr;
+      callee = f.module() ? f.module()->findFunction(op->attrs().getString("callee")) : nullptr;
       if (!callee)
-        throw Error("--precision bf16 with a '" + op->name() + "'" + where(*op) +
-                    " is not supported yet (calls kept as hypersections are)");
+        throw Error("--precision bf16: '" + op->name() + "'" + where(*op) +
+                    " calls a function the module does not hold");
       if (bodies.insert(callee).second) {
         for (size_t i = 0; i < callee->numArguments(); ++i) {
           Value* a = callee->argument(i);
@@ -78,8 +101,7 @@ bool lowerOps(Function& f, std::unordered_set<Function*>& bodies) {
       lowered = true;
     }
     if (callee)
-      for (size_t r = 0; r < op->numResults(); ++r)
-        op->result(r)->setType(callee->results()[r].value->type());
+      retypeCallResults(*op, *callee);
     else if (lowered)
       reinferTypes(*op);
     changed = changed || lowered;
