@@ -108,10 +108,6 @@ public:
     }
     collapseDims();
     resultId_ = a.num.id(op_.result(0));
-    DType from = types_[0], to = out_.dtype;
-    bf16Cast_ =
-        kind_ == Kind::Cast && op_.operand(0)->type().shape == out_.shape &&
-        ((from == DType::F32 && to == DType::BF16) || (from == DType::BF16 && to == DType::F32));
     // Floats compute in double, integers and i1 in int64, as the reference kernels do.
     DType in = op_.operand(kind_ == Kind::Where ? 1 : 0)->type().dtype;
     floatDomain_ = isFloat(in);
@@ -122,38 +118,9 @@ public:
     }
   }
 
-  void run(ExecContext& ctx) override {
-    if (bf16Cast_)
-      castBf16(ctx);
-    else
-      runElements(ctx);
-  }
+  void run(ExecContext& ctx) override { runElements(ctx); }
 
 private:
-  // Between f32 and bf16 (mixed precision's casts, one per op when bf16 runs on f32 kernels):
-  // a loop the compiler vectorizes, on the step's threads.
-  void castBf16(ExecContext& ctx) const {
-    int64_t n = out_.numel();
-    const uint8_t* x = ctx.ptr[static_cast<size_t>(ids_[0])];
-    uint8_t* y = ctx.ptr[static_cast<size_t>(resultId_)];
-    bool narrow = out_.dtype == DType::BF16;
-    parallelRegion(ctx.threads, [&] {
-      if (narrow) {
-        const auto* from = reinterpret_cast<const float*>(x);
-        auto* to = reinterpret_cast<uint16_t*>(y);
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < n; ++i)
-          to[i] = floatToBF16(from[i]);
-      } else {
-        const auto* from = reinterpret_cast<const uint16_t*>(x);
-        auto* to = reinterpret_cast<float*>(y);
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < n; ++i)
-          to[i] = bf16ToFloat(from[i]);
-      }
-    });
-  }
-
   // Row by row along the last dim: each operand's row loaded into a buffer of the domain's
   // type (one dtype switch per row), the op applied over the buffers, the row stored.
   // i64 compares (one-hot labels): typed loads and the direction outside the loop.
@@ -350,7 +317,6 @@ private:
 
   const Op& op_;
   Kind kind_;
-  bool bf16Cast_ = false;
   TensorType out_;
   Shape shape_; // out_'s shape with mergeable dims merged (collapseDims)
   std::vector<int64_t> ids_;
